@@ -1,0 +1,3 @@
+"""warpweave: provably optimal software pipelining jointly with warp specialization."""
+
+__version__ = "0.1.0"

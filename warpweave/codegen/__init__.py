@@ -1,0 +1,1 @@
+"""From schedule to program: tables, warp programs, simulator, printers, pictures."""

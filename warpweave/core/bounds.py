@@ -1,0 +1,264 @@
+"""Bounds on the initiation interval: ResMII, RecMII (exact maximum cycle ratio), and the search limits.
+
+RecMII is the maximum over dependence cycles of total delay over total distance.  It is found
+exactly: bisection over rationals with denominators at most the total distance, each step a
+positive-cycle test (Bellman-Ford on one strongly connected component), then the critical cycle is
+read off at a point just below the ratio.  A cycle with distance 0 and positive delay admits no
+schedule at any `I`; it is reported as an input error that names the cycle.
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+
+import attrs
+
+from warpweave.core.errors import InputError
+from warpweave.core.model import Edge, Model
+
+
+@attrs.frozen
+class CycleRatio:
+    """The critical dependence cycle: its edges, total delay and total distance."""
+
+    edges: tuple[Edge, ...]
+    delay: int
+    distance: int
+
+    @property
+    def ratio(self) -> Fraction:
+        return Fraction(self.delay, self.distance)
+
+    def describe(self) -> str:
+        names = [e.src for e in self.edges] + [self.edges[0].src]
+        return " -> ".join(names)
+
+
+@attrs.frozen
+class Bounds:
+    """Lower bounds on `I` and the limits the search works within."""
+
+    res_mii: int
+    res_unit: str | None
+    rec_mii: int
+    critical: CycleRatio | None
+    min_length: int
+    i_upper: int
+
+    @property
+    def lower(self) -> int:
+        return max(1, self.res_mii, self.rec_mii)
+
+    def default_max_stages(self) -> int:
+        """A stage bound that admits every single-iteration length up to one stage beyond need."""
+        return max(1, math.ceil(self.min_length / self.lower)) + 1
+
+
+def res_mii(model: Model) -> tuple[int, str | None]:
+    """max over units of ceil(total reservations / capacity), and the unit attaining it."""
+    best, where = 0, None
+    for unit in model.machine.units:
+        used = sum(op.total_use(unit.name) for op in model.ops)
+        if used and unit.capacity > 0:
+            need = -(-used // unit.capacity)
+            if need > best:
+                best, where = need, unit.name
+    return best, where
+
+
+def _sccs(nodes: list[str], edges: list[Edge]) -> list[set[str]]:
+    """Strongly connected components (iterative Tarjan)."""
+    succ: dict[str, list[str]] = {n: [] for n in nodes}
+    for e in edges:
+        succ[e.src].append(e.dst)
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    on_stack: set[str] = set()
+    stack: list[str] = []
+    comps: list[set[str]] = []
+    counter = 0
+    for root in nodes:
+        if root in index:
+            continue
+        work = [(root, iter(succ[root]))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, it = work[-1]
+            advanced = False
+            for nxt in it:
+                if nxt not in index:
+                    index[nxt] = low[nxt] = counter
+                    counter += 1
+                    stack.append(nxt)
+                    on_stack.add(nxt)
+                    work.append((nxt, iter(succ[nxt])))
+                    advanced = True
+                    break
+                if nxt in on_stack:
+                    low[node] = min(low[node], index[nxt])
+            if advanced:
+                continue
+            work.pop()
+            if work:
+                parent = work[-1][0]
+                low[parent] = min(low[parent], low[node])
+            if low[node] == index[node]:
+                comp = set()
+                while True:
+                    n = stack.pop()
+                    on_stack.discard(n)
+                    comp.add(n)
+                    if n == node:
+                        break
+                comps.append(comp)
+    return comps
+
+
+def _positive_cycle(nodes: set[str], edges: list[Edge], p: int, q: int) -> list[Edge] | None:
+    """A cycle with sum(q*delay - p*distance) > 0, or None (Bellman-Ford, longest paths)."""
+    dist = {n: 0 for n in nodes}
+    pred: dict[str, Edge] = {}
+    weighted = [(e, q * e.delay - p * e.distance) for e in edges]
+    last = None
+    for _ in range(len(nodes)):
+        last = None
+        for e, w in weighted:
+            if dist[e.src] + w > dist[e.dst]:
+                dist[e.dst] = dist[e.src] + w
+                pred[e.dst] = e
+                last = e.dst
+        if last is None:
+            return None
+    # `last` was relaxed in round |nodes|: walking back |nodes| steps lands on a cycle.
+    node = last
+    for _ in range(len(nodes)):
+        node = pred[node].src
+    cycle, cur = [], node
+    while True:
+        e = pred[cur]
+        cycle.append(e)
+        cur = e.src
+        if cur == node:
+            break
+    cycle.reverse()
+    return cycle
+
+
+def _component_edges(model: Model) -> list[tuple[set[str], list[Edge]]]:
+    parts = []
+    for comp in _sccs(model.op_names, list(model.edges)):
+        inner = [e for e in model.edges if e.src in comp and e.dst in comp]
+        if inner:
+            parts.append((comp, inner))
+    return parts
+
+
+def check_zero_distance_cycles(model: Model) -> None:
+    """Raise an InputError naming a cycle of distance-0 edges with positive total delay."""
+    zero = [e for e in model.edges if e.distance == 0]
+    for comp in _sccs(model.op_names, zero):
+        inner = [e for e in zero if e.src in comp and e.dst in comp]
+        if inner and (cycle := _positive_cycle(comp, inner, 0, 1)):
+            path = " -> ".join([e.src for e in cycle] + [cycle[0].src])
+            delay = sum(e.delay for e in cycle)
+            raise InputError(
+                f"dependence cycle with distance 0 and delay {delay} admits no schedule: {path}",
+                ("edges",))
+
+
+def critical_cycle(model: Model) -> CycleRatio | None:
+    """The dependence cycle of maximum delay/distance (None when the graph has no cycle)."""
+    check_zero_distance_cycles(model)
+    best: CycleRatio | None = None
+    for comp, inner in _component_edges(model):
+        total_distance = sum(e.distance for e in inner)
+        if total_distance == 0:
+            continue  # only zero-delay, zero-distance cycles: no bound
+        lo, hi = Fraction(0), Fraction(sum(e.delay for e in inner))
+        # Invariant: a cycle of ratio > lo may exist; none has ratio > hi.  Stop when the interval
+        # is narrower than the gap between distinct fractions with denominators <= total_distance.
+        gap = Fraction(1, 2 * total_distance * total_distance)
+        while hi - lo > gap:
+            mid = (lo + hi) / 2
+            if _positive_cycle(comp, inner, mid.numerator, mid.denominator):
+                lo = mid
+            else:
+                hi = mid
+        probe = hi - gap
+        cycle = _positive_cycle(comp, inner, probe.numerator, probe.denominator) if probe > 0 \
+            else None
+        if cycle is None:
+            continue  # every cycle here has ratio 0
+        found = CycleRatio(tuple(cycle), sum(e.delay for e in cycle),
+                           sum(e.distance for e in cycle))
+        if best is None or found.ratio > best.ratio:
+            best = found
+    return best
+
+
+def min_length(model: Model) -> int:
+    """Longest path over distance-0 edges, ending with the last op's cycles: a lower bound on L."""
+    order = _topological(model)
+    finish: dict[str, int] = {}
+    start = {n: 0 for n in model.op_names}
+    for name in order:
+        for e in model.out_edges(name):
+            if e.distance == 0 and e.dst != name:
+                start[e.dst] = max(start[e.dst], start[name] + e.delay)
+        finish[name] = start[name] + model.op(name).cycles
+    return max(finish.values(), default=0)
+
+
+def _topological(model: Model) -> list[str]:
+    """Ops in an order compatible with distance-0 edges (zero-delay cycles are broken arbitrarily)."""
+    indeg = {n: 0 for n in model.op_names}
+    zero = [e for e in model.edges if e.distance == 0 and e.src != e.dst]
+    for e in zero:
+        indeg[e.dst] += 1
+    ready = [n for n in model.op_names if indeg[n] == 0]
+    order: list[str] = []
+    seen: set[str] = set()
+    while len(order) < len(indeg):
+        if not ready:  # a zero-delay cycle: take any remaining op
+            ready = [next(n for n in model.op_names if n not in seen)]
+        n = ready.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        order.append(n)
+        for e in model.out_edges(n):
+            if e.distance == 0 and e.src != e.dst and e.dst not in seen:
+                indeg[e.dst] -= 1
+                if indeg[e.dst] <= 0:
+                    ready.append(e.dst)
+    return order
+
+
+def i_upper(model: Model) -> int:
+    """An `I` beyond which larger `I` cannot help: feasible at I > this implies feasible at I - 1.
+
+    Give each op the extent `ext(v) = max(1, cycles(v), max over out-edges of delay (+ spill for
+    data edges))` and let `E = sum ext(v)`.  At any `I > E` some modular slot `r` lies in no op's
+    extent.  Deleting time `r` from every block of `I` cycles maps a valid schedule at `I` to one at
+    `I - 1` with the same number of stages: every event keeps its order, no op interval or
+    dependence window contains a deleted cycle, so capacity slots, lifetimes, occupancy and every
+    `M(v) + delta*I - M(u) >= d + x` are preserved.  Hence if no `I <= E` is feasible, none is.
+    """
+    total = 0
+    for op in model.ops:
+        reach = [e.delay + (op.spill_cost if e.is_data else 0) for e in model.out_edges(op.name)]
+        total += max([1, op.cycles, *reach])
+    return total
+
+
+def bounds(model: Model) -> Bounds:
+    """All the bounds of a model; raises InputError for a zero-distance positive cycle."""
+    rmii, unit = res_mii(model)
+    crit = critical_cycle(model)
+    rec = math.ceil(crit.ratio) if crit else 0
+    return Bounds(res_mii=rmii, res_unit=unit, rec_mii=rec, critical=crit,
+                  min_length=min_length(model), i_upper=max(i_upper(model), 1))

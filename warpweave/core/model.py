@@ -1,0 +1,175 @@
+"""The model of DESIGN section 3: a machine (units, memories, warp groups) and a dependence graph.
+
+Everything is frozen; names are unique within their kind and are how edges, reservation tables
+and schedules refer to things.  `check_model` (in `warpweave.core.validate`) states which models
+are well formed; builders and loaders call it so that no malformed model reaches a solver.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from typing import Literal
+
+import attrs
+
+EdgeKind = Literal["data", "order"]
+
+
+def _frozen_mapping(value: Mapping[str, int] | None) -> tuple[tuple[str, int], ...]:
+    """Store a {name: amount} mapping as a sorted tuple of pairs without zero entries."""
+    if not value:
+        return ()
+    items = value.items() if isinstance(value, Mapping) else value
+    return tuple(sorted((k, v) for k, v in items if v != 0))
+
+
+def _frozen_rows(rows) -> tuple[tuple[tuple[str, int], ...], ...]:
+    return tuple(_frozen_mapping(row) for row in rows)
+
+
+@attrs.frozen
+class Unit:
+    """A functional unit kind with `capacity` identical instances (tensor core, TMA, SFU, ...)."""
+
+    name: str
+    capacity: int
+
+
+@attrs.frozen
+class Memory:
+    """A memory with a capacity in the model's units of footprint (bytes, TMEM columns, ...)."""
+
+    name: str
+    capacity: int
+
+
+@attrs.frozen
+class WarpGroup:
+    """A target of warp assignment: `warps` warps with `reg_limit` registers per thread."""
+
+    name: str
+    warps: int = 1
+    reg_limit: int = 255
+
+
+@attrs.frozen
+class Machine:
+    """Units, memories and warp groups; optionally the group that runs variable-latency ops."""
+
+    name: str
+    units: tuple[Unit, ...] = attrs.field(converter=tuple, default=())
+    memories: tuple[Memory, ...] = attrs.field(converter=tuple, default=())
+    warp_groups: tuple[WarpGroup, ...] = attrs.field(converter=tuple, default=())
+    variable_latency_group: str | None = None
+
+    def unit(self, name: str) -> Unit:
+        return next(u for u in self.units if u.name == name)
+
+    def memory(self, name: str) -> Memory:
+        return next(m for m in self.memories if m.name == name)
+
+    def group(self, name: str) -> WarpGroup:
+        return next(g for g in self.warp_groups if g.name == name)
+
+
+@attrs.frozen
+class Op:
+    """A tile-level operation of the loop body.
+
+    `rrt[c]` is the row of the reservation table for cycle `c` of the op, a sorted tuple of
+    (unit, count); rows past `len(rrt)` (up to `cycles`) use nothing.
+    """
+
+    name: str
+    cycles: int = 1
+    rrt: tuple[tuple[tuple[str, int], ...], ...] = attrs.field(converter=_frozen_rows, default=())
+    variable_latency: bool = False
+    regs: int = 0
+    footprint: tuple[tuple[str, int], ...] = attrs.field(converter=_frozen_mapping, default=())
+    spill_cost: int = 0
+    warps: int = 0
+    is_async: bool = False
+
+    @classmethod
+    def using(cls, name: str, cycles: int = 1, uses: Mapping[str, int] | None = None, **kw) -> Op:
+        """An op that holds `uses` for every one of its `cycles` (the `uses` shorthand)."""
+        row = _frozen_mapping(uses)
+        return cls(name, cycles, rrt=[row] * cycles if row else (), **kw)
+
+    def usage(self) -> Iterator[tuple[int, str, int]]:
+        """Every nonzero reservation: (cycle offset, unit, count)."""
+        for c, row in enumerate(self.rrt):
+            for unit, count in row:
+                yield c, unit, count
+
+    def total_use(self, unit: str) -> int:
+        return sum(n for _, u, n in self.usage() if u == unit)
+
+    def uniform_use(self) -> dict[str, int] | None:
+        """The `uses` shorthand if every cycle has the same row (or there are no rows), else None."""
+        if not self.rrt:
+            return {}
+        if len(self.rrt) == self.cycles and all(row == self.rrt[0] for row in self.rrt):
+            return dict(self.rrt[0])
+        return None
+
+    def footprint_in(self, memory: str) -> int:
+        return dict(self.footprint).get(memory, 0)
+
+
+@attrs.frozen
+class Edge:
+    """A dependence `src -> dst`: dst of iteration i + distance starts >= delay after src of i."""
+
+    src: str
+    dst: str
+    delay: int
+    distance: int = 0
+    kind: EdgeKind = "data"
+    blocking: bool = False
+
+    @property
+    def is_data(self) -> bool:
+        return self.kind == "data"
+
+
+@attrs.frozen
+class Model:
+    """A dependence graph on a machine (DESIGN section 3)."""
+
+    name: str
+    machine: Machine
+    ops: tuple[Op, ...] = attrs.field(converter=tuple)
+    edges: tuple[Edge, ...] = attrs.field(converter=tuple, default=())
+    _by_name: dict[str, Op] = attrs.field(init=False, repr=False, eq=False)
+    _out: dict[str, list[Edge]] = attrs.field(init=False, repr=False, eq=False)
+    _in: dict[str, list[Edge]] = attrs.field(init=False, repr=False, eq=False)
+
+    def __attrs_post_init__(self) -> None:
+        out: dict[str, list[Edge]] = {op.name: [] for op in self.ops}
+        inc: dict[str, list[Edge]] = {op.name: [] for op in self.ops}
+        for e in self.edges:
+            out.setdefault(e.src, []).append(e)
+            inc.setdefault(e.dst, []).append(e)
+        object.__setattr__(self, "_by_name", {op.name: op for op in self.ops})
+        object.__setattr__(self, "_out", out)
+        object.__setattr__(self, "_in", inc)
+
+    def op(self, name: str) -> Op:
+        return self._by_name[name]
+
+    def has_op(self, name: str) -> bool:
+        return name in self._by_name
+
+    @property
+    def op_names(self) -> list[str]:
+        return [op.name for op in self.ops]
+
+    def out_edges(self, name: str) -> list[Edge]:
+        return self._out.get(name, [])
+
+    def in_edges(self, name: str) -> list[Edge]:
+        return self._in.get(name, [])
+
+    def replace(self, **changes) -> Model:
+        return attrs.evolve(self, **changes)

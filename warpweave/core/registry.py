@@ -1,0 +1,74 @@
+"""Registries of machines, constraints, backends and kernels, filled from Python entry points.
+
+Built-ins register through the same entry points (`pyproject.toml`) as plugins do.  An entry point
+is loaded when first asked for; one that fails to import is recorded with its reason and the rest
+keep working.
+"""
+
+from __future__ import annotations
+
+from importlib.metadata import EntryPoint, entry_points
+from typing import Any
+
+from warpweave.core.errors import InputError
+
+
+class Registry:
+    """Named objects from the entry-point group `group`, loaded lazily."""
+
+    def __init__(self, group: str, kind: str):
+        self.group = group
+        self.kind = kind
+        self._points: dict[str, EntryPoint] | None = None
+        self._loaded: dict[str, Any] = {}
+        self._extra: dict[str, Any] = {}
+        self.failures: dict[str, str] = {}
+
+    def _entry_points(self) -> dict[str, EntryPoint]:
+        if self._points is None:
+            self._points = {ep.name: ep for ep in entry_points(group=self.group)}
+        return self._points
+
+    def names(self) -> list[str]:
+        return sorted(set(self._entry_points()) | set(self._extra))
+
+    def add(self, name: str, obj: Any) -> None:
+        """Register `obj` in this process only (tests, notebooks); entry points are the normal way."""
+        self._extra[name] = obj
+
+    def get(self, name: str) -> Any:
+        """The object registered as `name`; InputError if unknown or if its plugin fails to load."""
+        if name in self._extra:
+            return self._extra[name]
+        if name in self._loaded:
+            return self._loaded[name]
+        point = self._entry_points().get(name)
+        if point is None:
+            known = ", ".join(self.names()) or "none installed"
+            raise InputError(f"unknown {self.kind} (known: {known})", value=name)
+        if name in self.failures:
+            raise InputError(f"{self.kind} plugin failed to load: {self.failures[name]}", value=name)
+        try:
+            obj = point.load()
+        except Exception as exc:  # a broken plugin must not take the others down
+            self.failures[name] = f"{point.value}: {type(exc).__name__}: {exc}"
+            raise InputError(f"{self.kind} plugin failed to load: {self.failures[name]}",
+                             value=name) from None
+        self._loaded[name] = obj
+        return obj
+
+    def load_all(self) -> dict[str, Any]:
+        """Every object that loads; failures are kept in `self.failures`."""
+        out = {}
+        for name in self.names():
+            try:
+                out[name] = self.get(name)
+            except InputError:
+                pass
+        return out
+
+
+MACHINES = Registry("warpweave.machines", "machine")
+CONSTRAINTS = Registry("warpweave.constraints", "constraint")
+BACKENDS = Registry("warpweave.backends", "backend")
+KERNELS = Registry("warpweave.kernels", "kernel")

@@ -1,0 +1,103 @@
+"""Which models are well formed: names, references, ranges.  The first problem is raised as an
+InputError whose path names the offending key (`ops[3].rrt[0].tcc`)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from warpweave.core.bounds import check_zero_distance_cycles
+from warpweave.core.errors import InputError
+from warpweave.core.model import Model
+
+
+def _unique(names: Iterable[str], where: tuple) -> None:
+    seen: set[str] = set()
+    for i, name in enumerate(names):
+        if not name:
+            raise InputError("a name must be a non-empty string", where + (i, "name"), name)
+        if name in seen:
+            raise InputError(f"duplicate name {name!r}", where + (i, "name"), name)
+        seen.add(name)
+
+
+def _at_least(value: int, low: int, path: tuple) -> None:
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise InputError("must be an integer", path, value)
+    if value < low:
+        raise InputError(f"must be >= {low}", path, value)
+
+
+def check_machine(model: Model) -> None:
+    m = model.machine
+    _unique([u.name for u in m.units], ("machine", "units"))
+    _unique([x.name for x in m.memories], ("machine", "memories"))
+    _unique([g.name for g in m.warp_groups], ("machine", "warp_groups"))
+    for u in m.units:
+        _at_least(u.capacity, 0, ("machine", "units", u.name))
+    for x in m.memories:
+        _at_least(x.capacity, 0, ("machine", "memories", x.name))
+    for i, g in enumerate(m.warp_groups):
+        _at_least(g.warps, 1, ("machine", "warp_groups", i, "warps"))
+        _at_least(g.reg_limit, 0, ("machine", "warp_groups", i, "reg_limit"))
+    if not m.warp_groups:
+        raise InputError("the machine needs at least one warp group", ("machine", "warp_groups"), [])
+    vl = m.variable_latency_group
+    if vl is not None and vl not in {g.name for g in m.warp_groups}:
+        raise InputError("unknown warp group", ("machine", "variable_latency_group"), vl)
+
+
+def check_ops(model: Model) -> None:
+    m = model.machine
+    capacity = {u.name: u.capacity for u in m.units}
+    memories = {x.name for x in m.memories}
+    _unique(model.op_names, ("ops",))
+    for i, op in enumerate(model.ops):
+        _at_least(op.cycles, 1, ("ops", i, "cycles"))
+        for key in ("regs", "spill_cost", "warps"):
+            _at_least(getattr(op, key), 0, ("ops", i, key))
+        if len(op.rrt) > op.cycles:
+            raise InputError(f"{len(op.rrt)} reservation rows for an op of {op.cycles} cycles",
+                             ("ops", i, "rrt"), len(op.rrt))
+        for c, row in enumerate(op.rrt):
+            for unit, count in row:
+                path = ("ops", i, "rrt", c, unit)
+                if unit not in capacity:
+                    raise InputError(f"unknown unit (units: {', '.join(capacity) or 'none'})",
+                                     path, unit)
+                _at_least(count, 0, path)
+                if capacity[unit] == 0:
+                    raise InputError(f"uses unit {unit!r}, which has capacity 0", path, count)
+        for mem, amount in op.footprint:
+            path = ("ops", i, "footprint", mem)
+            if mem not in memories:
+                raise InputError(f"unknown memory (memories: {', '.join(memories) or 'none'})",
+                                 path, mem)
+            _at_least(amount, 0, path)
+        if op.warps and op.warps > max(g.warps for g in m.warp_groups):
+            raise InputError("no warp group has that many warps", ("ops", i, "warps"), op.warps)
+        if op.variable_latency and m.variable_latency_group is None:
+            raise InputError("a variable-latency op needs machine.variable_latency_group",
+                             ("ops", i, "variable_latency"), True)
+
+
+def check_edges(model: Model) -> None:
+    for i, e in enumerate(model.edges):
+        for key in ("src", "dst"):
+            name = getattr(e, key)
+            if not model.has_op(name):
+                raise InputError("edge to a missing op", ("edges", i, key), name)
+        _at_least(e.delay, 0, ("edges", i, "delay"))
+        _at_least(e.distance, 0, ("edges", i, "distance"))
+        if e.kind not in ("data", "order"):
+            raise InputError('kind must be "data" or "order"', ("edges", i, "kind"), e.kind)
+    check_zero_distance_cycles(model)
+
+
+def check_model(model: Model) -> Model:
+    """Raise InputError at the first malformed part of `model`; return it unchanged otherwise."""
+    if not model.ops:
+        raise InputError("a model needs at least one op", ("ops",), [])
+    check_machine(model)
+    check_ops(model)
+    check_edges(model)
+    return model

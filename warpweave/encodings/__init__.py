@@ -1,0 +1,1 @@
+"""The solver-neutral IR and the encodings of time into it."""

@@ -1,0 +1,1 @@
+"""The kernel library: builders that return models."""

@@ -1,0 +1,1 @@
+"""Machine models with cost models whose figures have sources."""
