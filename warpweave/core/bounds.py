@@ -193,6 +193,9 @@ def critical_cycle(model: Model) -> CycleRatio | None:
             else None
         if cycle is None:
             continue  # every cycle here has ratio 0
+        order = {name: k for k, name in enumerate(model.op_names)}
+        first = min(range(len(cycle)), key=lambda k: order[cycle[k].src])
+        cycle = cycle[first:] + cycle[:first]  # start at the op that comes first in the model
         found = CycleRatio(tuple(cycle), sum(e.delay for e in cycle),
                            sum(e.distance for e in cycle))
         if best is None or found.ratio > best.ratio:
