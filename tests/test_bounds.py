@@ -65,7 +65,7 @@ def test_rec_mii_on_random_graphs_matches_enumeration():
             for perm in itertools.permutations(names, k):
                 if perm[0] != min(perm):
                     continue
-                hops = list(zip(perm, perm[1:] + perm[:1]))
+                hops = list(zip(perm, perm[1:] + perm[:1], strict=True))
                 # the best edge for each hop may differ: enumerate parallel-edge choices
                 options = [[e for e in m.edges if (e.src, e.dst) == hop] for hop in hops]
                 for choice in itertools.product(*options):

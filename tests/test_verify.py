@@ -1,4 +1,4 @@
-"""The verifier, rule by rule: a schedule that passes and one that breaks the rule, with its witness."""
+"""The verifier, rule by rule: a schedule that passes and one that breaks it, with its witness."""
 
 from __future__ import annotations
 
@@ -54,7 +54,8 @@ def test_dependence_with_distance():
 
 def test_cross_warp_spill():
     groups = [{"name": "g0", "warps": 4}, {"name": "g1", "warps": 4}]
-    m = model([{"name": "A", "uses": {"tc": 1}, "spill_cost": 2}, {"name": "B", "uses": {"sfu": 1}}],
+    m = model([{"name": "A", "uses": {"tc": 1}, "spill_cost": 2},
+               {"name": "B", "uses": {"sfu": 1}}],
               [{"src": "A", "dst": "B"}], groups=groups)
     same = sched(m, 4, {"A": 0, "B": 1}, {"A": "g0", "B": "g0"})
     assert rules_broken(m, same) == []

@@ -25,7 +25,7 @@ def _print_json(doc) -> None:
 
 def _table(rows: list[list[str]], indent: str = "  ") -> str:
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                      for r in rows)
 
 

@@ -1,4 +1,4 @@
-"""Bounds on the initiation interval: ResMII, RecMII (exact maximum cycle ratio), and the search limits.
+"""Bounds on the initiation interval: ResMII, RecMII (exact maximum cycle ratio), search limits.
 
 RecMII is the maximum over dependence cycles of total delay over total distance.  It is found
 exactly: bisection over rationals with denominators at most the total distance, each step a
@@ -217,7 +217,7 @@ def min_length(model: Model) -> int:
 
 
 def _topological(model: Model) -> list[str]:
-    """Ops in an order compatible with distance-0 edges (zero-delay cycles are broken arbitrarily)."""
+    """Ops in an order compatible with distance-0 edges (zero-delay cycles broken arbitrarily)."""
     indeg = {n: 0 for n in model.op_names}
     zero = [e for e in model.edges if e.distance == 0 and e.src != e.dst]
     for e in zero:
