@@ -16,7 +16,7 @@ from warpweave.core.bounds import start_windows
 from warpweave.core.constraints import Constraint, uses_in_q
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
-from warpweave.encodings.ir import BoolVar, Lit, LitOrConst, Problem
+from warpweave.encodings.ir import BoolVar, LitOrConst, Problem
 
 
 def neg(x: LitOrConst) -> LitOrConst:
