@@ -12,7 +12,7 @@ copy 0, M(v); copy i of v issues at M(v) + i*I.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from warpweave.core.model import Model
@@ -23,7 +23,11 @@ Lit = Any  # an IR literal, or True / False: constraints only pass them back to 
 
 
 class VariableView(Protocol):
-    """How an encoding exposes a model at fixed (I, S) to the constraints."""
+    """How an encoding exposes a model at fixed (I, S) to the constraints.
+
+    The vocabulary (literals a constraint may combine) and the statements (what a rule asks for,
+    which each encoding writes in its own way).  Constants True/False may stand for literals.
+    """
 
     model: Model
     I: int  # noqa: E741
@@ -32,16 +36,12 @@ class VariableView(Protocol):
     T: int           # the horizon of Q at that length: (S - 1) * I + L
     problem: Any     # the IR Problem being built
 
-    def on(self, v: str, g: str) -> Lit: ...
+    def on(self, v: str, g: str) -> Lit:
+        """Op v runs on group g."""
+
     def same_group(self, u: str, v: str) -> Lit: ...
     def conj(self, lits: Sequence[Lit]) -> Lit: ...
     def disj(self, lits: Sequence[Lit]) -> Lit: ...
-
-    def issued_at(self, v: str, i: int, t: int) -> Lit: ...
-    def issued_by(self, v: str, i: int, t: int) -> Lit: ...
-
-    def lengths(self) -> range: ...
-    def length_at_most(self, length: int) -> Lit: ...
 
     def require_gap(self, u: str, v: str, gap: int, unless: Sequence[Lit] = ()) -> None:
         """M(v) - M(u) >= gap, unless one of `unless` is true."""
@@ -49,19 +49,27 @@ class VariableView(Protocol):
     def forbid_window(self, v: str, o: str, lo: int, hi: int, unless: Sequence[Lit] = ()) -> None:
         """Not lo <= M(v) - M(o) < hi (v != o), unless one of `unless` is true."""
 
-    def unit_slots(self) -> Iterable[int]: ...
-    def using(self, v: str, c: int, slot: int) -> list[Lit]:
-        """Literals whose sum counts the instances of v that are at reservation row c in `slot`."""
+    def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
+        """Reservations (op, row c, count) of one unit fit `capacity` in every modular slot."""
 
-    def live(self, v: str, i: int, t: int) -> Lit:
-        """Instance (v, i) is live at t (rule 4, lifetimes from `uses_in_q`)."""
-    def times(self) -> range: ...
+    def finish_within_length(self, v: str, cycles: int) -> None:
+        """M(v) + cycles <= L, the length the problem chooses."""
+
+    def limit_live(self, weights: Mapping[tuple[str, int], int], bound: Any,
+                   group: str | None = None) -> None:
+        """At every cycle of Q, the weights of the live instances (v, i) (only those on `group`,
+        if given) sum to at most `bound` (an integer or an IR integer variable).  Lifetimes are
+        rule 4's, from `uses_in_q`."""
 
 
 class Constraint:
     """A rule of DESIGN section 3: `check` is its meaning, `encode` its statement in a view."""
 
     name: ClassVar[str] = ""
+    # True when renaming interchangeable warp groups (same warps and register limit, neither the
+    # variable-latency group) never changes whether the constraint holds: encodings may then
+    # break that symmetry.  Built-ins are; a plugin must say so to allow it.
+    group_symmetric: ClassVar[bool] = False
 
     def check(self, model: Model, schedule: Schedule) -> list[Violation]:
         return RULES[self.name](model, schedule, straight_line(model, schedule))
@@ -78,14 +86,11 @@ def neg(x: Lit) -> Lit:
     return (not x) if isinstance(x, bool) else ~x
 
 
-def _sum_le(view: VariableView, terms: list[tuple[int, Lit]], bound: int) -> None:
-    """sum(terms) <= bound, skipped when even all terms true cannot exceed it."""
-    terms = [(w, x) for w, x in terms if w and x is not False]
-    if sum(w for w, _ in terms) > bound:
-        view.problem.add_linear(terms, "<=", bound)
+class _Builtin(Constraint):
+    group_symmetric = True
 
 
-class Dependence(Constraint):
+class Dependence(_Builtin):
     """Rule 1: M(v) + delta*I >= M(u) + d for every edge."""
 
     name = "dependence"
@@ -95,7 +100,7 @@ class Dependence(Constraint):
             view.require_gap(e.src, e.dst, e.delay - e.distance * view.I)
 
 
-class CrossWarpSpill(Constraint):
+class CrossWarpSpill(_Builtin):
     """Rule 1's spill term: a data edge between groups also waits spill_cost(src)."""
 
     name = "cross_warp_spill"
@@ -108,7 +113,7 @@ class CrossWarpSpill(Constraint):
                                  unless=[view.same_group(e.src, e.dst)])
 
 
-class Capacity(Constraint):
+class Capacity(_Builtin):
     """Rule 2: reservations on each unit fit its capacity in every slot."""
 
     name = "capacity"
@@ -117,26 +122,18 @@ class Capacity(Constraint):
         for unit in view.model.machine.units:
             rows = [(op.name, c, n) for op in view.model.ops for c, u, n in op.usage()
                     if u == unit.name]
-            if sum(n for _, _, n in rows) * view.S <= unit.capacity:
-                continue
-            for slot in view.unit_slots():
-                terms = [(n, x) for v, c, n in rows for x in view.using(v, c, slot)]
-                _sum_le(view, terms, unit.capacity)
+            if sum(n for _, _, n in rows) > unit.capacity:
+                view.limit_unit(rows, unit.capacity)
 
 
-class Completion(Constraint):
+class Completion(_Builtin):
     """Rule 3: M(v) + cycles(v) <= L for the length L the problem picks."""
 
     name = "completion"
 
     def encode(self, view: VariableView) -> None:
-        for length in view.lengths():
-            short = view.length_at_most(length)
-            if short is False:
-                continue
-            for op in view.model.ops:
-                view.problem.add_clause([neg(short),
-                                         view.issued_by(op.name, 0, length - op.cycles)])
+        for op in view.model.ops:
+            view.finish_within_length(op.name, op.cycles)
 
 
 def uses_in_q(model: Model, v: str, i: int, S: int) -> tuple[list[tuple[str, int]], bool]:
@@ -147,9 +144,9 @@ def uses_in_q(model: Model, v: str, i: int, S: int) -> tuple[list[tuple[str, int
     return inside, any(i + e.distance >= S for e in uses)
 
 
-class Liveness(Constraint):
+class Liveness(_Builtin):
     """Rule 4: no data use issues before the value it reads.  The lifetimes themselves are defined
-    by the view (`view.live`) from `uses_in_q`, whoever asks for them (memory, registers)."""
+    by the view from `uses_in_q`, for the constraints that weigh them (memory, registers)."""
 
     name = "liveness"
 
@@ -159,42 +156,33 @@ class Liveness(Constraint):
                 view.require_gap(e.src, e.dst, -e.distance * view.I)
 
 
-class Memory(Constraint):
+class Memory(_Builtin):
     """Rule 5: live footprints fit each memory at every cycle of Q."""
 
     name = "memory"
 
     def encode(self, view: VariableView) -> None:
-        model = view.model
-        for mem in model.machine.memories:
-            holders = [op for op in model.ops if op.footprint_in(mem.name)]
-            for t in view.times():
-                terms = [(op.footprint_in(mem.name), view.live(op.name, i, t))
-                         for op in holders for i in range(view.S)]
-                _sum_le(view, terms, mem.capacity)
+        for mem in view.model.machine.memories:
+            weights = {(op.name, i): op.footprint_in(mem.name) for op in view.model.ops
+                       for i in range(view.S) if op.footprint_in(mem.name)}
+            if sum(weights.values()) > mem.capacity:
+                view.limit_live(weights, mem.capacity)
 
 
-class RegisterLimit(Constraint):
+class RegisterLimit(_Builtin):
     """Rule 8: live registers of the ops on each group fit its per-thread limit at every cycle."""
 
     name = "register_limit"
 
     def encode(self, view: VariableView) -> None:
-        model = view.model
-        holders = [op for op in model.ops if op.regs]
-        for g in model.machine.warp_groups:
-            mine = [op for op in holders if view.on(op.name, g.name) is not False]
-            for t in view.times():
-                terms = []
-                for op in mine:
-                    for i in range(view.S):
-                        live = view.live(op.name, i, t)
-                        if live is not False:
-                            terms.append((op.regs, view.conj([live, view.on(op.name, g.name)])))
-                _sum_le(view, terms, g.reg_limit)
+        weights = {(op.name, i): op.regs for op in view.model.ops for i in range(view.S)
+                   if op.regs}
+        for g in view.model.machine.warp_groups:
+            if sum(weights.values()) > g.reg_limit:
+                view.limit_live(weights, g.reg_limit, group=g.name)
 
 
-class WarpUniqueness(Constraint):
+class WarpUniqueness(_Builtin):
     """Rule 6: each op on exactly one group, one with at least warps(v) warps."""
 
     name = "warp_uniqueness"
@@ -208,7 +196,7 @@ class WarpUniqueness(Constraint):
                     view.problem.add_clause([neg(view.on(op.name, g.name))])
 
 
-class VariableLatency(Constraint):
+class VariableLatency(_Builtin):
     """Rule 7: exactly the variable-latency ops run on the variable-latency group."""
 
     name = "variable_latency"
@@ -222,7 +210,7 @@ class VariableLatency(Constraint):
             view.problem.add_clause([lit if op.variable_latency else neg(lit)])
 
 
-class Concurrency(Constraint):
+class Concurrency(_Builtin):
     """Rule 9: an instance that waits on a blocking edge, or reads a value from another group,
     issues while no other instance occupies its group (occupancy 1 cycle if async, else cycles)."""
 

@@ -254,7 +254,8 @@ def _tie_break(solver: _Solver, best: Schedule, cons, order: Sequence[str], limi
     I, S = best.I, best.stages  # noqa: E741
     view = solver.view(I, S, cons, b.min_length)
     p = view.problem
-    p.add_clause([view.length_at_most(best.L)])
+    for lit in view.pin_length(best.L):
+        p.add_clause([lit])
     for name in order:
         tick = time.perf_counter()
         objective = _objective(view, name)
@@ -291,9 +292,7 @@ def _objective(view, name: str) -> list:
                     terms.append((1, cross))
         return terms
     peak = p.int("register_peak", 0, sum(op.regs for op in model.ops) * view.S)
+    weights = {(op.name, i): op.regs for op in model.ops for i in range(view.S) if op.regs}
     for g in model.machine.warp_groups:
-        for t in view.times():
-            terms = [(op.regs, view.conj([view.live(op.name, i, t), view.on(op.name, g.name)]))
-                     for op in model.ops if op.regs for i in range(view.S)]
-            p.add_linear([*terms, (-1, peak)], "<=", 0)
+        view.limit_live(weights, peak, group=g.name)
     return [(1, peak)]

@@ -13,13 +13,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warpweave.encodings.ir import LitOrConst
-from warpweave.encodings.view import TimeView, neg
+from warpweave.encodings.view import TimeIndexed, neg
 
 
-class CompactEncoding(TimeView):
+class CompactEncoding(TimeIndexed):
     name = "compact"
 
-    def build(self) -> None:
+    def build_time(self) -> None:
         p = self.problem
         self._y: dict[str, dict[int, LitOrConst]] = {}
         self._s: dict[str, dict[int, LitOrConst]] = {}
@@ -69,11 +69,12 @@ class CompactEncoding(TimeView):
             self.problem.add_clause([neg(start), neg(self.by(o, t - lo)), self.by(o, t - hi),
                                      *unless])
 
-    def unit_slots(self) -> range:
-        return range(self.I)
-
-    def using(self, v: str, c: int, slot: int) -> list[LitOrConst]:
-        return [self._modular(v, (slot - c) % self.I)]
+    def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
+        for slot in range(self.I):
+            terms = [(n, self._modular(v, (slot - c) % self.I)) for v, c, n in rows]
+            terms = [(n, x) for n, x in terms if x is not False]
+            if sum(n for n, _ in terms) > capacity:
+                self.problem.add_linear(terms, "<=", capacity)
 
     def _modular(self, v: str, k: int) -> LitOrConst:
         key = (v, k)

@@ -23,13 +23,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warpweave.encodings.ir import LitOrConst
-from warpweave.encodings.view import TimeView, neg
+from warpweave.encodings.view import TimeIndexed, neg
 
 
-class PaperEncoding(TimeView):
+class PaperEncoding(TimeIndexed):
     name = "paper"
 
-    def build(self) -> None:
+    def build_time(self) -> None:
         p, I = self.problem, self.I  # noqa: E741
         self._op: dict[tuple[str, int], dict[int, LitOrConst]] = {}
         self._prefix: dict[tuple[str, int, int], LitOrConst] = {}
@@ -79,12 +79,13 @@ class PaperEncoding(TimeView):
                 if lo <= t - t2 < hi:
                     self.problem.add_clause([~x, ~y, *unless])
 
-    def unit_slots(self) -> range:
-        return self.times()
-
-    def using(self, v: str, c: int, slot: int) -> list[LitOrConst]:
-        # CAPACITY: sum over copies of op[v, i, t - c].
-        return [self.op(v, i, slot - c) for i in range(self.S)]
+    def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
+        # CAPACITY: at every cycle t of Q, sum over copies and rows of op[v, i, t - c].
+        for t in self.times():
+            terms = [(n, self.op(v, i, t - c)) for v, c, n in rows for i in range(self.S)]
+            terms = [(n, x) for n, x in terms if x is not False]
+            if sum(n for n, _ in terms) > capacity:
+                self.problem.add_linear(terms, "<=", capacity)
 
     def bind_liveness(self, v: str, i: int, uses: Sequence[tuple[str, int]],
                       to_end: bool) -> object:
