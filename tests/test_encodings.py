@@ -17,7 +17,7 @@ from warpweave.core.registry import backend as make_backend
 
 from .strategies import models, schedules
 
-ENCODING_NAMES = ["compact", "paper"]
+ENCODING_NAMES = ["compact", "paper", "integer"]
 
 
 def feasible_with(encoding: str, model, schedule, constraints, backend="sat") -> bool:

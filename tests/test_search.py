@@ -27,7 +27,7 @@ def model(ops, edges=(), units=None, groups=None, vl=None, memories=None):
         "ops": ops, "edges": list(edges)})
 
 
-@pytest.mark.parametrize("encoding", ["compact", "paper"])
+@pytest.mark.parametrize("encoding", ["compact", "paper", "integer"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_figure_1_is_optimal_at_2_everywhere(fa_model, backend, encoding):
     out = search(fa_model, backend=backend, encoding=encoding)
