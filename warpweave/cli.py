@@ -20,11 +20,12 @@ from warpweave.core.formats import (
     schedule_from_dict,
     schedule_to_dict,
 )
+from warpweave.core.heuristic import HeuristicResult, heuristic_schedule
 from warpweave.core.model import Model
-from warpweave.core.schedule import ring_depths, straight_line
+from warpweave.core.schedule import Schedule, ring_depths, straight_line
 from warpweave.core.search import Attempt, Outcome, constraint_set, search
 from warpweave.core.streaming import apply_streaming
-from warpweave.core.verify import verify
+from warpweave.core.verify import RULES, verify
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
 
@@ -181,6 +182,18 @@ def describe_outcome(outcome: Outcome, streaming) -> str:
                  f"{outcome.seconds:.2f} s, {len(outcome.attempts)} solver calls")
     for note in outcome.notes:
         lines.append(f"  note: {note}")
+    lines.extend(_schedule_lines(m, s, streaming, outcome.lower_bound))
+    infeasible = [a for a in outcome.attempts if a.status == "infeasible"]
+    if infeasible:
+        cases = ", ".join(f"I={a.I} S={a.S}" for a in infeasible[:12])
+        more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
+        lines.append(f"  proof: infeasible {cases}{more}")
+    return "\n".join(lines)
+
+
+def _schedule_lines(m: Model, s: Schedule | None, streaming, lower_bound: int) -> list[str]:
+    """The table of start times, stages, groups and buffers, and the streaming ops."""
+    lines = []
     if s is not None:
         depths = ring_depths(m, s)
         rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
@@ -190,13 +203,8 @@ def describe_outcome(outcome: Outcome, streaming) -> str:
         lines.append(_table(rows))
     for x in streaming:
         lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
-                     f"{x.depth(s.I if s else outcome.lower_bound)} iteration(s) ahead")
-    infeasible = [a for a in outcome.attempts if a.status == "infeasible"]
-    if infeasible:
-        cases = ", ".join(f"I={a.I} S={a.S}" for a in infeasible[:12])
-        more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
-        lines.append(f"  proof: infeasible {cases}{more}")
-    return "\n".join(lines)
+                     f"{x.depth(s.I if s else lower_bound)} iteration(s) ahead")
+    return lines
 
 
 def cmd_solve(args) -> int:
@@ -238,6 +246,75 @@ def _compare(paper: Outcome, full: Outcome) -> Outcome:
         note = f"the full search differs: I={b.I}, L={b.L} ({full.status}) vs Algorithm 1's " \
                f"I={a.I}, L={a.L}"
     return attrs.evolve(paper, notes=paper.notes + (note,))
+
+
+def heuristic_report(result: HeuristicResult, streaming) -> dict:
+    """The schedule format of DESIGN section 5, marked as a heuristic answer (never optimal)."""
+    s = result.schedule
+    extra = {"optimal": False, "status": "feasible" if s else "unknown",
+             "lower_bound": result.lower_bound, "seconds": round(result.seconds, 3),
+             "constraints": list(result.rules),
+             "heuristic": {"method": "iterative modulo scheduling with greedy warp assignment",
+                           "max_stages": result.max_stages, "steps": result.steps,
+                           "tried": result.tried, "trials": [t.to_dict() for t in result.trials],
+                           "why": result.why}}
+    if streaming:
+        extra["streaming"] = [x.to_dict(s.I if s else result.lower_bound) for x in streaming]
+    if s is None:
+        return {"format": "warpweave.schedule/1", "model": result.model.name, "I": None, **extra}
+    extra["stages"] = s.stages
+    extra["buffers"] = ring_depths(result.model, s)
+    return schedule_to_dict(s, **extra)
+
+
+def describe_heuristic(result: HeuristicResult, streaming) -> str:
+    """The readable report of a heuristic run: no optimality claim, only max(ResMII, RecMII)."""
+    b, s, m, low = result.bounds, result.schedule, result.model, result.lower_bound
+    lines = [f"{m.name}: {'feasible' if s else 'no schedule found'} (heuristic: iterative "
+             f"modulo scheduling with greedy warp assignment; no optimality claim)"]
+    terms = ([f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "")]
+             if "capacity" in result.rules else []) + \
+        ([f"RecMII {b.rec_mii}"] if "dependence" in result.rules else [])
+    why = f"max({', '.join(terms)})" if terms else "no bound without capacity and dependence"
+    if s is not None:
+        gap = "equals the lower bound: no smaller I exists" if s.I == low else \
+            "not proven minimal"
+        lines.append(f"  I = {s.I} ({gap}; lower bound {low} = {why})")
+        lines.append(f"  L = {s.L} (not minimized), {s.stages} stage{'s' * (s.stages != 1)} "
+                     f"(at most {result.max_stages})")
+    else:
+        lines.append(f"  {result.why}")
+        lines.append(f"  lower bound {low} = {why}; a heuristic failure proves nothing")
+    tried = result.tried
+    span = f"I = {tried[0]}..{tried[-1]}" if len(tried) > 1 else \
+        (f"I = {tried[0]}" if tried else "nothing")
+    n = len(result.trials)
+    lines.append(f"  tried {span}: {n} attempt{'s' * (n != 1)}, {result.steps} scheduling "
+                 f"steps, {result.seconds:.3f} s; verified against: {', '.join(result.rules)}")
+    lines.extend(_schedule_lines(m, s, streaming, low))
+    return "\n".join(lines)
+
+
+def cmd_heuristic(args) -> int:
+    model = load_model(args.model)
+    streaming = []
+    if not args.no_streaming:
+        model, streaming = apply_streaming(model)
+    rules = [r for r in RULES if r not in set(args.without)]
+    for name in args.without:
+        if name not in RULES:
+            raise InputError(f"unknown rule (known: {', '.join(RULES)})", ("--without",), name)
+    result = heuristic_schedule(model, max_stages=args.max_stages, rules=rules,
+                                budget=args.budget, seed=args.seed)
+    report = heuristic_report(result, streaming)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(dumps(report))
+    if args.json:
+        print(dumps(report), end="")
+    else:
+        print(describe_heuristic(result, streaming))
+    return EXIT_OK if result.schedule is not None else EXIT_NO
 
 
 # ---------------------------------------------------------------------------------------------
@@ -303,6 +380,28 @@ def build_parser() -> argparse.ArgumentParser:
                    "with optimal, lower_bound, proof, stages, buffers, ...")
     p.add_argument("--out", help="also write the JSON report to this file")
     p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser(
+        "heuristic", help="a fast schedule by iterative modulo scheduling (no optimality proof)",
+        description="Rau's iterative modulo scheduling with a greedy warp-group assignment, "
+        "trying I upward from max(ResMII, RecMII); every schedule it prints is verified. A "
+        "heuristic: it claims no optimality, and failing is no proof of infeasibility. Exit 0 "
+        "schedule found, 1 none found, 2 bad input.")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) "
+                   "(default: as for solve, see `warpweave bounds`)")
+    p.add_argument("--budget", type=int, default=6, help="scheduling steps per op for one "
+                   "modulo-scheduling attempt (Rau's budget ratio, default 6)")
+    p.add_argument("--without", action="append", default=[], metavar="RULE",
+                   help="leave a rule out (repeatable), e.g. --without concurrency")
+    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
+                   "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the randomized attempts "
+                   "(default 0; the result is deterministic for a seed)")
+    p.add_argument("--json", action="store_true", help="print the schedule format (DESIGN 5) "
+                   "with optimal: false, lower_bound, stages, buffers and the attempts")
+    p.add_argument("--out", help="also write the JSON report to this file")
+    p.set_defaults(func=cmd_heuristic)
     return parser
 
 

@@ -12,6 +12,7 @@ import random
 from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 
+from warpweave.core.bounds import _sccs
 from warpweave.core.model import Model
 from warpweave.core.verify import Violation
 
@@ -78,51 +79,83 @@ class Planner:
                         todo.append(n)
         return list(seen)
 
-    def _greedy(self, order: Sequence[str], spread: bool) -> Assignment:
-        """Each op to its best group: most affinity to placed neighbours unless `spread`, in which
-        case least relative register load.  Overflowing the estimated registers comes first to
-        avoid, then overflowing I with occupancy on a group where some op waits on a sync."""
+    def _clusters(self) -> list[list[str]]:
+        """Ops grouped by dependence cycle (a spill inside a recurrence lengthens it), in
+        breadth-first order; a cycle that no single group may run whole is split."""
+        component = {}
+        for k, comp in enumerate(_sccs(self.model.op_names, list(self.model.edges))):
+            for v in comp:
+                component[v] = k
+        by_component: dict[int, list[str]] = {}
+        for v in self._order():
+            by_component.setdefault(component[v], []).append(v)
+        out = []
+        for members in by_component.values():
+            if self._common(members):
+                out.append(members)
+            else:
+                out.extend([v] for v in members)
+        return out
+
+    def _common(self, members: Sequence[str]) -> list[str]:
+        """The groups every op of `members` may run on, in machine order."""
+        return [g for g in self.allowed[members[0]]
+                if all(g in self.allowed[v] for v in members)]
+
+    def _greedy(self, clusters: Sequence[Sequence[str]], spread: bool) -> Assignment:
+        """Each cluster to its best group: most affinity to placed neighbours unless `spread`, in
+        which case least relative register load.  Overflowing the estimated registers comes first
+        to avoid, then overflowing I with occupancy on a group where some op waits on a sync."""
         group: Assignment = {}
         regs = dict.fromkeys(self.groups, 0)
         occ = dict.fromkeys(self.groups, 0)
         hosts_waiter = dict.fromkeys(self.groups, False)
-        for v in order:
-            def waits(g: str, v: str = v) -> bool:
-                """v would wait on a sync on g: a blocking edge, or a producer elsewhere."""
-                return v in self.blocking or (self.concurrency and any(
-                    group.get(p, g) != g for p in self.producers[v]))
+        for members in clusters:
+            need = sum(self.regs[v] for v in members)
+            busy_for = sum(self.occ[v] for v in members)
 
-            def key(g: str, v: str = v) -> tuple:
+            def waits(g: str, members: Sequence[str] = members) -> bool:
+                """Some member would wait on a sync on g: blocking, or a producer elsewhere."""
+                return any(v in self.blocking or (self.concurrency and any(
+                    group.get(p, g) != g for p in self.producers[v])) for v in members)
+
+            def key(g: str, members: Sequence[str] = members, need: int = need,
+                    busy_for: int = busy_for) -> tuple:
                 limit = self.groups[g].reg_limit
-                overflow = max(0, regs[g] + self.regs[v] - limit)
+                overflow = max(0, regs[g] + need - limit)
                 busy = hosts_waiter[g] or waits(g)
-                crowded = max(0, occ[g] + self.occ[v] - self.I) if busy else 0
-                affinity = sum(w for n, w in self.neighbours[v] if group.get(n) == g)
-                load = (regs[g] + self.regs[v]) / max(1, limit)
+                crowded = max(0, occ[g] + busy_for - self.I) if busy else 0
+                affinity = sum(w for v in members for n, w in self.neighbours[v]
+                               if group.get(n) == g)
+                load = (regs[g] + need) / max(1, limit)
                 return (overflow, crowded, load, -affinity) if spread else \
                     (overflow, crowded, -affinity, regs[g] == 0 and occ[g] == 0, load)
-            g = min(self.allowed[v], key=key)
-            group[v] = g
-            regs[g] += self.regs[v]
-            occ[g] += self.occ[v]
+            g = min(self._common(members), key=key)
+            for v in members:
+                group[v] = g
+            regs[g] += need
+            occ[g] += busy_for
             hosts_waiter[g] |= waits(g)
         return group
 
     def guesses(self) -> list[tuple[str, Assignment]]:
         """The first assignments to try: neighbours together, then load spread out."""
-        order = self._order()
-        by_regs = sorted(order, key=lambda v: -self.regs[v])
-        return [("together", self._greedy(order, spread=False)),
+        clusters = self._clusters()
+        by_regs = sorted(clusters, key=lambda c: -sum(self.regs[v] for v in c))
+        return [("together", self._greedy(clusters, spread=False)),
                 ("spread", self._greedy(by_regs, spread=True))]
 
     def random(self) -> tuple[str, Assignment]:
         """An assignment drawn from the seeded generator, biased towards placed neighbours."""
         group: Assignment = {}
-        for v in self._order():
-            near = [group[n] for n, _ in self.neighbours[v] if n in group
-                    and group[n] in self.allowed[v]]
-            group[v] = self.rng.choice(near) if near and self.rng.random() < 0.6 else \
-                self.rng.choice(self.allowed[v])
+        for members in self._clusters():
+            common = self._common(members)
+            near = [group[n] for v in members for n, _ in self.neighbours[v]
+                    if n in group and group[n] in common]
+            g = self.rng.choice(near) if near and self.rng.random() < 0.6 else \
+                self.rng.choice(common)
+            for v in members:
+                group[v] = g
         return "random", group
 
     def repairs(self, group: Assignment, violations: Sequence[Violation]) -> list[

@@ -55,16 +55,12 @@ class HeuristicResult:
     seconds: float
     steps: int
     why: str | None          # None when a schedule was found
+    lower_bound: int         # max(ResMII, RecMII), each only if its rule is among `rules`
 
     @property
     def tried(self) -> list[int]:
         """The initiation intervals tried, in order."""
         return list(dict.fromkeys(t.I for t in self.trials))
-
-    @property
-    def lower_bound(self) -> int:
-        """max(ResMII, RecMII): the only bound the heuristic can state."""
-        return self.bounds.lower
 
 
 def heuristic_schedule(model: Model, *, max_stages: int | None = None,
@@ -88,8 +84,11 @@ def heuristic_schedule(model: Model, *, max_stages: int | None = None,
     if s_max < 1:
         raise InputError("must be >= 1", ("max_stages",), s_max)
     run = _Run(model, rule_set, s_max, budget * len(model.ops), attempts, seed)
+    res_mii = b.res_mii if "capacity" in rule_set else 0
+    lower = max(1, res_mii, b.rec_mii if "dependence" in rule_set else 0)
     schedule, why = None, None
-    for I in range(b.lower, b.i_upper + 1):  # noqa: E741
+    # Dependences are always honoured, so no I below RecMII can come out.
+    for I in range(max(1, res_mii, b.rec_mii), b.i_upper + 1):  # noqa: E741
         if time_limit is not None and time.perf_counter() - started > time_limit:
             why = f"time limit of {time_limit} s reached before I={I}"
             break
@@ -99,7 +98,7 @@ def heuristic_schedule(model: Model, *, max_stages: int | None = None,
     else:
         why = run.summary(b)
     return HeuristicResult(model, schedule, b, s_max, rule_set, tuple(run.trials),
-                           time.perf_counter() - started, run.steps, why)
+                           time.perf_counter() - started, run.steps, why, lower)
 
 
 class _Run:
@@ -132,11 +131,12 @@ class _Run:
         self.trials.append(Trial(I, label, steps, why))
         self.steps += steps
 
-    def _scheduler(self, I: int, group: Assignment) -> ModuloScheduler:  # noqa: E741
+    def _scheduler(self, I: int, group: Assignment,  # noqa: E741
+                   jitter: random.Random | None) -> ModuloScheduler:
         return ModuloScheduler(self.model, I, group, max_stages=self.s_max,
                                capacity="capacity" in self.rules,
                                spill="cross_warp_spill" in self.rules,
-                               concurrency="concurrency" in self.rules)
+                               concurrency="concurrency" in self.rules, jitter=jitter)
 
     def at(self, I: int) -> Schedule | None:  # noqa: E741
         """A verified schedule at this I, or None after `attempts` assignments."""
@@ -144,22 +144,25 @@ class _Run:
         if stuck is not None:
             self._record(I, "-", 0, f"no group may run {stuck} (warp fit, variable latency)")
             return None
-        planner = Planner(self.model, self.allowed, I, self.rules,
-                          random.Random(self.seed * 1_000_003 + I))
-        queue = planner.guesses()
+        rng = random.Random(self.seed * 1_000_003 + I)
+        planner = Planner(self.model, self.allowed, I, self.rules, rng)
+        guesses = planner.guesses()
+        queue = [(label, group, False) for label, group in guesses]
         seen: set[tuple[str, ...]] = set()
         tries = draws = 0
         while tries < self.attempts and draws < 4 * self.attempts:
-            if not queue:
-                queue.append(planner.random())
+            if not queue:  # other priority orders, with the first guess or a random assignment
                 draws += 1
-            label, group = queue.pop(0)
+                jitter = draws % 3 != 1  # random assignments, and other priority orders
+                label, group = planner.random() if draws % 3 != 2 else guesses[0]
+                queue.append((f"{label}, jittered" if jitter else label, group, jitter))
+            label, group, jitter = queue.pop(0)
             key = tuple(group[v] for v in self.model.op_names)
-            if key in seen:
+            if key in seen and not jitter:
                 continue
             seen.add(key)
             tries += 1
-            ims = self._scheduler(I, group)
+            ims = self._scheduler(I, group, rng if jitter else None)
             unfit = ims.unfit()
             if unfit:  # the same for every assignment: this I is out
                 self._record(I, label, 0, unfit)
@@ -179,7 +182,8 @@ class _Run:
             self._record(I, label, placed.steps, str(violations[0]) if violations else None)
             if not violations:
                 return schedule
-            queue[:0] = planner.repairs(group, violations)
+            queue[:0] = [(label, group, False) for label, group in
+                         planner.repairs(group, violations)]
         return None
 
     def _check(self, I: int, group: Assignment,  # noqa: E741
@@ -189,14 +193,8 @@ class _Run:
 
     def summary(self, b: Bounds) -> str:
         """Why the run found nothing: the last reason at the last I tried."""
-        last = self.trials[-1].why if self.trials else "no I to try"
-        return f"no schedule for I in [{b.lower}, {b.i_upper}]; at the last I: {last}"
-
-
-def lower_bound_note(result: HeuristicResult) -> str:
-    """The honest claim: a heuristic I, above the lower bound max(ResMII, RecMII)."""
-    b = result.bounds
-    return (f"heuristic (Rau's iterative modulo scheduling with greedy warp assignment): no "
-            f"optimality claim; lower bound {b.lower} = max(ResMII {b.res_mii}, RecMII "
-            f"{b.rec_mii})")
+        if not self.trials:
+            return f"no I to try below the limit {b.i_upper}"
+        return (f"no schedule for I in [{self.trials[0].I}, {b.i_upper}]; at the last I: "
+                f"{self.trials[-1].why}")
 

@@ -15,6 +15,7 @@ left to the verifier, with `sink` as the lever that shortens lifetimes.
 from __future__ import annotations
 
 import heapq
+import random
 from collections import defaultdict
 from collections.abc import Mapping
 
@@ -36,12 +37,13 @@ class ModuloScheduler:
     """IMS state for one (model, I, assignment): the reservation table, group occupancy, times.
 
     `capacity`, `spill` and `concurrency` say which of those rules to honour (the caller's rule
-    set); dependences are always honoured.
+    set); dependences are always honoured.  With `jitter`, each priority is raised by a random
+    amount below I: another order to try when the plain one fails.
     """
 
     def __init__(self, model: Model, I: int, group: Mapping[str, str], *,  # noqa: E741
                  max_stages: int, capacity: bool = True, spill: bool = True,
-                 concurrency: bool = True):
+                 concurrency: bool = True, jitter: random.Random | None = None):
         self.model, self.I, self.group = model, I, dict(group)
         self.names = model.op_names
         self.order = {v: k for k, v in enumerate(self.names)}
@@ -74,6 +76,10 @@ class ModuloScheduler:
                 if e.blocking or (e.is_data and self.group[e.src] != self.group[e.dst]):
                     self.trigger[e.dst] = True
         self.height = self._heights()
+        self.priority: dict[str, float] = dict(self.height or {})
+        if jitter is not None and self.height is not None:
+            for v in self.names:
+                self.priority[v] += jitter.random() * I
         self.start: dict[str, int] = {}
         self.used = {u: [0] * I for u in self.cap}  # unit -> slot -> units held
         self.holders: dict[str, list[dict[str, int]]] = {  # unit -> slot -> {op: units}
@@ -176,8 +182,8 @@ class ModuloScheduler:
         return sorted(out, key=self._rank)
 
     def _rank(self, v: str) -> tuple[int, int]:
-        """Priority order: greater height first, then model order."""
-        return (-self.height[v], self.order[v])
+        """Priority order: greater height (maybe jittered) first, then model order."""
+        return (-self.priority[v], self.order[v])
 
     def _estart(self, v: str) -> int:
         return max([0, *(self.start[u] + gap for u, gap in self.pred[v] if u in self.start)])
@@ -249,7 +255,7 @@ class ModuloScheduler:
                     total += weight[x] * (e - (t if x == v else self.start[x]))
             return total
 
-        for v in sorted(self.names, key=self._rank, reverse=True):
+        for v in sorted(self.names, key=lambda v: (self.height[v], -self.order[v])):
             here = self.start[v]
             bound = min([length - self.model.op(v).cycles, self.latest[v],
                          *(self.start[s] - gap for s, gap in self.succ[v])])
