@@ -207,6 +207,17 @@ def _schedule_lines(m: Model, s: Schedule | None, streaming, lower_bound: int) -
     return lines
 
 
+def _emit(args, report: dict, describe: Callable[[], str]) -> None:
+    """The JSON report to --out if given; printed with --json, else the readable description."""
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(dumps(report))
+    if args.json:
+        print(dumps(report), end="")
+    else:
+        print(describe())
+
+
 def cmd_solve(args) -> int:
     model = load_model(args.model)
     streaming = []
@@ -222,14 +233,7 @@ def cmd_solve(args) -> int:
                       max_stages=args.max_stages, time_limit=args.time_limit,
                       solve_limit=args.solve_limit, seed=args.seed, progress=_progress)
         outcome = _compare(outcome, full)
-    report = solve_report(outcome, streaming)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(dumps(report))
-    if args.json:
-        print(dumps(report), end="")
-    else:
-        print(describe_outcome(outcome, streaming))
+    _emit(args, solve_report(outcome, streaming), lambda: describe_outcome(outcome, streaming))
     if outcome.status == "optimal" or (args.paper_search and outcome.schedule is not None):
         return EXIT_OK
     return EXIT_NO if outcome.status == "infeasible" else EXIT_LIMIT
@@ -306,14 +310,8 @@ def cmd_heuristic(args) -> int:
             raise InputError(f"unknown rule (known: {', '.join(RULES)})", ("--without",), name)
     result = heuristic_schedule(model, max_stages=args.max_stages, rules=rules,
                                 budget=args.budget, seed=args.seed)
-    report = heuristic_report(result, streaming)
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(dumps(report))
-    if args.json:
-        print(dumps(report), end="")
-    else:
-        print(describe_heuristic(result, streaming))
+    _emit(args, heuristic_report(result, streaming),
+          lambda: describe_heuristic(result, streaming))
     return EXIT_OK if result.schedule is not None else EXIT_NO
 
 
