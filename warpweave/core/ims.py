@@ -48,7 +48,7 @@ class ModuloScheduler:
         self.names = model.op_names
         self.order = {v: k for k, v in enumerate(self.names)}
         self.cap = {u.name: u.capacity for u in model.machine.units}
-        self.window = max_stages - 1  # copy offsets k = i - i' that Q can hold
+        self.stages = max_stages
         self.latest = {op.name: max_stages * I - op.cycles for op in model.ops}
         self.occ = {op.name: 1 if op.is_async else op.cycles for op in model.ops}
         # Reservations folded onto slots: (unit, c mod I, count), one entry per (unit, slot).
@@ -86,6 +86,8 @@ class ModuloScheduler:
             u: [{} for _ in range(I)] for u in self.cap}
         self.members: dict[str, dict[str, None]] = defaultdict(dict)  # group -> scheduled ops
         self.waiters: dict[str, dict[str, None]] = defaultdict(dict)  # ... that are triggers
+        self.busy = {g: [0] * I for g in set(self.group.values())}
+        self.issue = {g: [0] * I for g in set(self.group.values())}
 
     # -- static checks ---------------------------------------------------------------------------
 
@@ -98,7 +100,7 @@ class ModuloScheduler:
                     return (f"{op.name} needs {n} x {unit} in slot {slot} of I={self.I} "
                             f"(capacity {self.cap[unit]})")
             if self.latest[op.name] < 0:
-                return f"{op.name} ({op.cycles} cycles) does not fit {self.window + 1} stages"
+                return f"{op.name} ({op.cycles} cycles) does not fit {self.stages} stages"
         return None
 
     def _heights(self) -> dict[str, int] | None:
@@ -124,15 +126,21 @@ class ModuloScheduler:
                 return False
         return True
 
-    def _occupies(self, o: str, to: int, t: int) -> bool:
-        """Some copy of o (started at `to` in copy 0) occupies its group at t + k*I, |k| in Q."""
-        d = t - to
-        k = max(-(d // self.I), -self.window)  # the least k with d + k*I >= 0
-        return k <= self.window and d + k * self.I < self.occ[o]
+    # Rule 9 is checked modulo I: some copy of o (issued at `to` in copy 0) occupies the group at
+    # t iff (t - to) mod I < occ(o).  The verifier looks only at the copies Q holds, so this is
+    # slightly stricter, never looser, and it fits in two tables per group: `busy[g][slot]` (ops
+    # occupying the slot) and `issue[g][slot]` (waiting ops issuing in it).
+
+    def _group_free(self, v: str, t: int) -> bool:
+        g, I = self.group[v], self.I  # noqa: E741
+        if self.trigger[v] and self.busy[g][t % I]:
+            return False
+        issue = self.issue[g]
+        return not any(issue[(t + c) % I] for c in range(min(self.occ[v], I)))
 
     def _clash(self, v: str, t: int, o: str, to: int) -> bool:
-        return (self.trigger[v] and self._occupies(o, to, t)) or \
-            (self.trigger[o] and self._occupies(v, t, to))
+        return (self.trigger[v] and (t - to) % self.I < self.occ[o]) or \
+            (self.trigger[o] and (to - t) % self.I < self.occ[v])
 
     def _group_conflicts(self, v: str, t: int) -> list[str]:
         """Scheduled ops of v's group that rule 9 forbids next to v at t (only pairs where one
@@ -149,9 +157,7 @@ class ModuloScheduler:
             slot = (t + off) % self.I
             self.used[unit][slot] += n
             self.holders[unit][slot][v] = n
-        self.members[self.group[v]][v] = None
-        if self.trigger[v]:
-            self.waiters[self.group[v]][v] = None
+        self._occupy(v, t, 1)
 
     def _remove(self, v: str) -> None:
         t = self.start.pop(v)
@@ -159,8 +165,22 @@ class ModuloScheduler:
             slot = (t + off) % self.I
             self.used[unit][slot] -= n
             del self.holders[unit][slot][v]
-        del self.members[self.group[v]][v]
-        self.waiters[self.group[v]].pop(v, None)
+        self._occupy(v, t, -1)
+
+    def _occupy(self, v: str, t: int, sign: int) -> None:
+        """Enter (sign 1) or leave (-1) v's group tables."""
+        g, I = self.group[v], self.I  # noqa: E741
+        if sign > 0:
+            self.members[g][v] = None
+            if self.trigger[v]:
+                self.waiters[g][v] = None
+        else:
+            del self.members[g][v]
+            self.waiters[g].pop(v, None)
+        for c in range(min(self.occ[v], I)):
+            self.busy[g][(t + c) % I] += sign
+        if self.trigger[v]:
+            self.issue[g][t % I] += sign
 
     def _evictions(self, v: str, t: int) -> list[str]:
         """The scheduled ops that must leave for v to start at t (lowest priority first)."""
@@ -211,10 +231,10 @@ class ModuloScheduler:
             estart = self._estart(v)
             if estart > self.latest[v]:
                 return Placement(None, steps, f"{v} cannot start by cycle {self.latest[v]} "
-                                 f"({self.window + 1} stages)")
+                                 f"({self.stages} stages)")
             top = min(estart + self.I - 1, self.latest[v])
             t = next((t for t in range(estart, top + 1)
-                      if self._resource_free(v, t) and not self._group_conflicts(v, t)), None)
+                      if self._resource_free(v, t) and self._group_free(v, t)), None)
             if t is None:  # forced: at Estart, or one past where it was last time
                 t = previous[v] + 1 if v in previous and estart <= previous[v] < self.latest[v] \
                     else estart
@@ -266,7 +286,7 @@ class ModuloScheduler:
             for t in range(here + 1, bound + 1):
                 c = cost(v, t)
                 if c < best_cost and self._resource_free(v, t) and \
-                        not self._group_conflicts(v, t):
+                        self._group_free(v, t):
                     best, best_cost = t, c
             self._place(v, best)
         low = min(self.start.values())
