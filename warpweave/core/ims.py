@@ -201,6 +201,26 @@ class ModuloScheduler:
                     over -= held[o]
         return sorted(out, key=self._rank)
 
+    def _displaced(self, v: str, t: int) -> int:
+        """About how many ops v would evict at t (what `_evictions` finds, counted from the
+        tables: units over capacity, group occupants, waiting ops it covers, successors)."""
+        I, g, used, cap = self.I, self.group[v], self.used, self.cap  # noqa: E741
+        n = 0
+        for unit, off, k in self.usage[v]:
+            over = used[unit][(t + off) % I] + k - cap[unit]
+            if over > 0:
+                n += over
+        if self.trigger[v]:
+            n += self.busy[g][t % I]
+        issue = self.issue[g]
+        for c in range(min(self.occ[v], I)):
+            n += issue[(t + c) % I]
+        start = self.start
+        for s, gap in self.succ[v]:
+            if s in start and start[s] - t < gap:
+                n += 1
+        return n
+
     def _rank(self, v: str) -> tuple[int, int]:
         """Priority order: greater height (maybe jittered) first, then model order."""
         return (-self.priority[v], self.order[v])
@@ -235,9 +255,12 @@ class ModuloScheduler:
             top = min(estart + self.I - 1, self.latest[v])
             t = next((t for t in range(estart, top + 1)
                       if self._resource_free(v, t) and self._group_free(v, t)), None)
-            if t is None:  # forced: at Estart, or one past where it was last time
-                t = previous[v] + 1 if v in previous and estart <= previous[v] < self.latest[v] \
+            if t is None:  # forced: from Estart, or one past where it was last time, to the
+                # cycle within I that evicts the fewest ops
+                lo = previous[v] + 1 if v in previous and estart <= previous[v] < self.latest[v] \
                     else estart
+                t = min(range(lo, min(lo + self.I - 1, self.latest[v]) + 1),
+                        key=lambda t: (self._displaced(v, t), t))
             for o in self._evictions(v, t):  # successors it now comes too close to, and
                 self._remove(o)              # when forced, whatever holds its slots
                 heapq.heappush(queue, (self._rank(o), o))
