@@ -105,7 +105,8 @@ class Planner:
     def _greedy(self, clusters: Sequence[Sequence[str]], spread: bool) -> Assignment:
         """Each cluster to its best group: most affinity to placed neighbours unless `spread`, in
         which case least relative register load.  Overflowing the estimated registers comes first
-        to avoid, then overflowing I with occupancy on a group where some op waits on a sync."""
+        to avoid, then filling more than I cycles with occupancy on a group where some op waits
+        on a sync."""
         group: Assignment = {}
         regs = dict.fromkeys(self.groups, 0)
         occ = dict.fromkeys(self.groups, 0)

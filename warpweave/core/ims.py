@@ -4,9 +4,14 @@ Ops are taken highest `HeightR` first; each goes to the first cycle in [Estart, 
 the modulo reservation table (multi-row tables, unit capacities) and in its group's issue (rule 9),
 where Estart follows from the scheduled predecessors with edge delay d - distance*I, plus the
 producer's spill cost on a data edge between groups (rule 1).  When no cycle is free the op is
-forced in (at Estart, or one past its previous time) and every op it conflicts with is evicted:
-units, group occupancy, and scheduled successors whose dependence it now breaks.  A budget of
-scheduling steps bounds the work.  A stage bound caps every start: M(v) + cycles(v) <= S_max*I.
+forced in - from Estart, or one past its previous time, at the cycle within I that displaces the
+fewest ops - and every op it conflicts with is evicted: unit holders, group occupants, and
+scheduled successors whose dependence it now breaks.  A budget of scheduling steps bounds the
+work.  A stage bound caps every start: M(v) + cycles(v) <= S_max*I.
+
+Costs may be raw cycles (I in the thousands, ops holding a unit for hundreds of cycles), so an
+op's reservations are kept as runs of slots, and each step computes, for every slot, how much
+placing the op there would collide (one pass over the table, not one per candidate cycle).
 
 The scheduler states the rules it can see locally; liveness-based limits (memory, registers) are
 left to the verifier, with `sink` as the lever that shortens lifetimes.
@@ -23,6 +28,8 @@ import attrs
 
 from warpweave.core.model import Model
 
+Run = tuple[str, int, int, int]  # (unit, first slot offset, length, count), within [0, I)
+
 
 @attrs.frozen
 class Placement:
@@ -31,6 +38,56 @@ class Placement:
     start: dict[str, int] | None
     steps: int
     why: str | None = None
+
+
+def folded_runs(model: Model, I: int) -> dict[str, list[Run]]:  # noqa: E741
+    """Each op's reservations folded modulo I, as runs of consecutive slot offsets holding the
+    same count of a unit (an op longer than I lands on some slots more than once)."""
+    out = {}
+    for op in model.ops:
+        per_unit: dict[str, list[int]] = {}
+        for c, unit, n in op.usage():
+            per_unit.setdefault(unit, [0] * I)[c % I] += n
+        runs = []
+        for unit, counts in per_unit.items():
+            s = 0
+            while s < I:
+                n = counts[s]
+                e = s + 1
+                while e < I and counts[e] == n:
+                    e += 1
+                if n:
+                    runs.append((unit, s, e - s, n))
+                s = e
+        out[op.name] = runs
+    return out
+
+
+def _add_cyclic(diff: list[int], first: int, length: int, amount: int) -> None:
+    """Add `amount` over `length` slots from `first`, modulo len(diff) - 1, in a difference
+    array (prefix sums give the per-slot totals)."""
+    I = len(diff) - 1  # noqa: E741
+    if length >= I:
+        diff[0] += amount
+        diff[I] -= amount
+        return
+    first %= I
+    end = first + length
+    diff[first] += amount
+    if end <= I:
+        diff[end] -= amount
+    else:
+        diff[I] -= amount
+        diff[0] += amount
+        diff[end - I] -= amount
+
+
+def _prefix(diff: list[int]) -> list[int]:
+    out, total = [], 0
+    for x in diff[:-1]:
+        total += x
+        out.append(total)
+    return out
 
 
 class ModuloScheduler:
@@ -50,15 +107,8 @@ class ModuloScheduler:
         self.cap = {u.name: u.capacity for u in model.machine.units}
         self.stages = max_stages
         self.latest = {op.name: max_stages * I - op.cycles for op in model.ops}
-        self.occ = {op.name: 1 if op.is_async else op.cycles for op in model.ops}
-        # Reservations folded onto slots: (unit, c mod I, count), one entry per (unit, slot).
-        self.usage: dict[str, list[tuple[str, int, int]]] = {}
-        for op in model.ops:
-            folded: dict[tuple[str, int], int] = defaultdict(int)
-            if capacity:
-                for c, unit, n in op.usage():
-                    folded[(unit, c % I)] += n
-            self.usage[op.name] = [(u, off, n) for (u, off), n in folded.items()]
+        self.occ = {op.name: min(I, 1 if op.is_async else op.cycles) for op in model.ops}
+        self.runs = folded_runs(model, I) if capacity else {v: [] for v in self.names}
         # Edges as (other end, gap): M(dst) - M(src) >= gap, self-loops left out (I >= RecMII).
         self.succ: dict[str, list[tuple[str, int]]] = {v: [] for v in self.names}
         self.pred: dict[str, list[tuple[str, int]]] = {v: [] for v in self.names}
@@ -82,12 +132,13 @@ class ModuloScheduler:
                 self.priority[v] += jitter.random() * I
         self.start: dict[str, int] = {}
         self.used = {u: [0] * I for u in self.cap}  # unit -> slot -> units held
-        self.holders: dict[str, list[dict[str, int]]] = {  # unit -> slot -> {op: units}
-            u: [{} for _ in range(I)] for u in self.cap}
         self.members: dict[str, dict[str, None]] = defaultdict(dict)  # group -> scheduled ops
-        self.waiters: dict[str, dict[str, None]] = defaultdict(dict)  # ... that are triggers
+        # Rule 9 is checked modulo I: a copy of o (issued at `to` in copy 0) occupies the group at
+        # t iff (t - to) mod I < occ(o).  The verifier looks only at the copies Q holds, so this
+        # is slightly stricter, never looser.  Per group: ops occupying each slot, and the slots
+        # where waiting ops issue.
         self.busy = {g: [0] * I for g in set(self.group.values())}
-        self.issue = {g: [0] * I for g in set(self.group.values())}
+        self.issue: dict[str, dict[int, int]] = {g: {} for g in set(self.group.values())}
 
     # -- static checks ---------------------------------------------------------------------------
 
@@ -95,7 +146,7 @@ class ModuloScheduler:
         """Why no start times exist at this I for any assignment, or None: an op's reservations
         collide with themselves, or it is longer than the stage bound allows."""
         for op in self.model.ops:
-            for unit, slot, n in self.usage[op.name]:
+            for unit, slot, _, n in self.runs[op.name]:
                 if n > self.cap[unit]:
                     return (f"{op.name} needs {n} x {unit} in slot {slot} of I={self.I} "
                             f"(capacity {self.cap[unit]})")
@@ -119,109 +170,85 @@ class ModuloScheduler:
 
     # -- conflicts -------------------------------------------------------------------------------
 
-    def _resource_free(self, v: str, t: int) -> bool:
-        I, used, cap = self.I, self.used, self.cap  # noqa: E741
-        for unit, off, n in self.usage[v]:
-            if used[unit][(t + off) % I] + n > cap[unit]:
-                return False
-        return True
-
-    # Rule 9 is checked modulo I: some copy of o (issued at `to` in copy 0) occupies the group at
-    # t iff (t - to) mod I < occ(o).  The verifier looks only at the copies Q holds, so this is
-    # slightly stricter, never looser, and it fits in two tables per group: `busy[g][slot]` (ops
-    # occupying the slot) and `issue[g][slot]` (waiting ops issuing in it).
-
-    def _group_free(self, v: str, t: int) -> bool:
-        g, I = self.group[v], self.I  # noqa: E741
-        if self.trigger[v] and self.busy[g][t % I]:
-            return False
-        issue = self.issue[g]
-        return not any(issue[(t + c) % I] for c in range(min(self.occ[v], I)))
+    def _collisions(self, v: str) -> list[int]:
+        """For each slot r, how much starting v at a cycle = r (mod I) collides: units over
+        capacity, ops occupying the group when v waits, waiting ops whose issue v would cover.
+        0 means free.  One pass over the tables per reservation run."""
+        I = self.I  # noqa: E741
+        diff = [0] * (I + 1)
+        for unit, off, length, n in self.runs[v]:
+            limit = self.cap[unit] - n
+            for s, held in enumerate(self.used[unit]):
+                if held > limit:  # starts t with s in [t + off, t + off + length)
+                    _add_cyclic(diff, s - off - length + 1, length, held - limit)
+        g = self.group[v]
+        for s, k in self.issue[g].items():
+            if k:  # starts t with s in [t, t + occ(v))
+                _add_cyclic(diff, s - self.occ[v] + 1, self.occ[v], k)
+        out = _prefix(diff)
+        if self.trigger[v]:
+            out = [a + b for a, b in zip(out, self.busy[g], strict=True)]
+        return out
 
     def _clash(self, v: str, t: int, o: str, to: int) -> bool:
         return (self.trigger[v] and (t - to) % self.I < self.occ[o]) or \
             (self.trigger[o] and (to - t) % self.I < self.occ[v])
 
-    def _group_conflicts(self, v: str, t: int) -> list[str]:
-        """Scheduled ops of v's group that rule 9 forbids next to v at t (only pairs where one
-        of the two waits on a sync can clash)."""
-        g = self.group[v]
-        return [o for o in (self.members[g] if self.trigger[v] else self.waiters[g])
-                if o != v and self._clash(v, t, o, self.start[o])]
+    def _late_successors(self, v: str, t: int) -> list[str]:
+        return [s for s, gap in self.succ[v] if s in self.start and self.start[s] - t < gap]
 
     # -- placing and evicting --------------------------------------------------------------------
 
-    def _place(self, v: str, t: int) -> None:
-        self.start[v] = t
-        for unit, off, n in self.usage[v]:
-            slot = (t + off) % self.I
-            self.used[unit][slot] += n
-            self.holders[unit][slot][v] = n
-        self._occupy(v, t, 1)
+    def _slots(self, v: str, t: int):
+        """(unit, slot, count) for every slot v's reservations hold when it starts at t."""
+        I = self.I  # noqa: E741
+        for unit, off, length, n in self.runs[v]:
+            for j in range(length):
+                yield unit, (t + off + j) % I, n
 
-    def _remove(self, v: str) -> None:
-        t = self.start.pop(v)
-        for unit, off, n in self.usage[v]:
-            slot = (t + off) % self.I
-            self.used[unit][slot] -= n
-            del self.holders[unit][slot][v]
-        self._occupy(v, t, -1)
-
-    def _occupy(self, v: str, t: int, sign: int) -> None:
-        """Enter (sign 1) or leave (-1) v's group tables."""
+    def _place(self, v: str, t: int, sign: int = 1) -> None:
+        """Enter v at t into the tables (sign -1: take it out)."""
+        for unit, slot, n in self._slots(v, t):
+            self.used[unit][slot] += sign * n
         g, I = self.group[v], self.I  # noqa: E741
         if sign > 0:
+            self.start[v] = t
             self.members[g][v] = None
-            if self.trigger[v]:
-                self.waiters[g][v] = None
         else:
+            del self.start[v]
             del self.members[g][v]
-            self.waiters[g].pop(v, None)
-        for c in range(min(self.occ[v], I)):
-            self.busy[g][(t + c) % I] += sign
+        busy = self.busy[g]
+        for c in range(self.occ[v]):
+            busy[(t + c) % I] += sign
         if self.trigger[v]:
-            self.issue[g][t % I] += sign
+            self.issue[g][t % I] = self.issue[g].get(t % I, 0) + sign
+
+    def _remove(self, v: str) -> None:
+        self._place(v, self.start[v], -1)
 
     def _evictions(self, v: str, t: int) -> list[str]:
         """The scheduled ops that must leave for v to start at t (lowest priority first)."""
-        out: set[str] = set(self._group_conflicts(v, t))
-        out.update(s for s, gap in self.succ[v] if s in self.start and self.start[s] - t < gap)
-        for unit, off, n in self.usage[v]:
-            slot = (t + off) % self.I
+        g = self.group[v]
+        out = {o: None for o in self.members[g] if self._clash(v, t, o, self.start[o])}
+        out.update(dict.fromkeys(self._late_successors(v, t)))
+        excess: dict[tuple[str, int], int] = {}
+        for unit, slot, n in self._slots(v, t):
             over = self.used[unit][slot] + n - self.cap[unit]
-            if over <= 0:
-                continue
-            held = self.holders[unit][slot]
-            over -= sum(held[o] for o in out if o in held)
-            for o in sorted(held, key=self._rank, reverse=True):
-                if over <= 0:
-                    break
-                if o not in out:
-                    out.add(o)
-                    over -= held[o]
+            if over > 0:
+                excess[(unit, slot)] = over
+        if excess:
+            for o in sorted(self.start, key=self._rank, reverse=True):
+                hits = [(key, n) for unit, slot, n in self._slots(o, self.start[o])
+                        if excess.get(key := (unit, slot), 0) > 0]
+                if hits:
+                    out[o] = None
+                    for key, n in hits:
+                        excess[key] -= n
+                    if all(x <= 0 for x in excess.values()):
+                        break
         return sorted(out, key=self._rank)
 
-    def _displaced(self, v: str, t: int) -> int:
-        """About how many ops v would evict at t (what `_evictions` finds, counted from the
-        tables: units over capacity, group occupants, waiting ops it covers, successors)."""
-        I, g, used, cap = self.I, self.group[v], self.used, self.cap  # noqa: E741
-        n = 0
-        for unit, off, k in self.usage[v]:
-            over = used[unit][(t + off) % I] + k - cap[unit]
-            if over > 0:
-                n += over
-        if self.trigger[v]:
-            n += self.busy[g][t % I]
-        issue = self.issue[g]
-        for c in range(min(self.occ[v], I)):
-            n += issue[(t + c) % I]
-        start = self.start
-        for s, gap in self.succ[v]:
-            if s in start and start[s] - t < gap:
-                n += 1
-        return n
-
-    def _rank(self, v: str) -> tuple[int, int]:
+    def _rank(self, v: str) -> tuple[float, int]:
         """Priority order: greater height (maybe jittered) first, then model order."""
         return (-self.priority[v], self.order[v])
 
@@ -235,6 +262,7 @@ class ModuloScheduler:
             why = f"a dependence cycle through cross-group spills needs I > {self.I}"
         if why:
             return Placement(None, 0, why)
+        I = self.I  # noqa: E741
         queue = [(self._rank(v), v) for v in self.names]
         heapq.heapify(queue)
         previous: dict[str, int] = {}
@@ -252,15 +280,15 @@ class ModuloScheduler:
             if estart > self.latest[v]:
                 return Placement(None, steps, f"{v} cannot start by cycle {self.latest[v]} "
                                  f"({self.stages} stages)")
-            top = min(estart + self.I - 1, self.latest[v])
-            t = next((t for t in range(estart, top + 1)
-                      if self._resource_free(v, t) and self._group_free(v, t)), None)
+            collide = self._collisions(v)
+            top = min(estart + I - 1, self.latest[v])
+            t = next((t for t in range(estart, top + 1) if not collide[t % I]), None)
             if t is None:  # forced: from Estart, or one past where it was last time, to the
-                # cycle within I that evicts the fewest ops
+                # cycle within I that displaces the fewest ops
                 lo = previous[v] + 1 if v in previous and estart <= previous[v] < self.latest[v] \
                     else estart
-                t = min(range(lo, min(lo + self.I - 1, self.latest[v]) + 1),
-                        key=lambda t: (self._displaced(v, t), t))
+                t = min(range(lo, min(lo + I - 1, self.latest[v]) + 1),
+                        key=lambda t: (collide[t % I] + len(self._late_successors(v, t)), t))
             for o in self._evictions(v, t):  # successors it now comes too close to, and
                 self._remove(o)              # when forced, whatever holds its slots
                 heapq.heappush(queue, (self._rank(o), o))
@@ -275,42 +303,50 @@ class ModuloScheduler:
         """Move ops later, lowest height first, where that lowers the weighted lifetimes of the
         values they produce and read, keeping the length, the dependences and every slot free.
         `weight[v]` is the cost per cycle of v's value being live.  Call after a full `run`."""
+        I = self.I  # noqa: E741
         length = max(self.start[op.name] + op.cycles for op in self.model.ops)
         uses: dict[str, list[tuple[str, int]]] = {v: [] for v in self.names}  # value -> (use, +)
         for e in self.model.edges:
             if e.is_data:
-                uses[e.src].append((e.dst, e.distance * self.I))
-        readers: dict[str, list[str]] = defaultdict(list)
-        for v, us in uses.items():
+                uses[e.src].append((e.dst, e.distance * I))
+        inputs: dict[str, list[str]] = {v: [] for v in self.names}  # op -> values it reads
+        for x, us in uses.items():
             for u, _ in us:
-                if u != v:
-                    readers[u].append(v)
+                if u != x and x not in inputs[u]:
+                    inputs[u].append(x)
 
         def cost(v: str, t: int) -> float:
-            """The lifetime cost of v's value and its inputs' values with v at t."""
-            def end(x: str) -> int:
-                return max(((t if u == v else self.start[u]) + plus for u, plus in uses[x]),
-                           default=None)
+            """The weighted lifetimes of v's value and of the values v reads, with v at t."""
             total = 0.0
-            for x in {v, *readers[v]}:
-                e = end(x)
-                if e is not None:
-                    total += weight[x] * (e - (t if x == v else self.start[x]))
+            for x in [v, *inputs[v]]:
+                ends = [(t if u == v else self.start[u]) + plus for u, plus in uses[x]]
+                if ends:
+                    total += weight[x] * (max(ends) - (t if x == v else self.start[x]))
             return total
 
         for v in sorted(self.names, key=lambda v: (self.height[v], -self.order[v])):
             here = self.start[v]
             bound = min([length - self.model.op(v).cycles, self.latest[v],
                          *(self.start[s] - gap for s, gap in self.succ[v])])
-            if bound <= here:
+            if bound <= here or not any(weight[x] for x in [v, *inputs[v]]):
                 continue
             self._remove(v)
-            best, best_cost = here, cost(v, here)
-            for t in range(here + 1, bound + 1):
-                c = cost(v, t)
-                if c < best_cost and self._resource_free(v, t) and \
-                        self._group_free(v, t):
-                    best, best_cost = t, c
+            collide = self._collisions(v)
+            # The cost is piecewise linear in t, with a kink where v becomes the last use of an
+            # input: try the free cycles next to each kink and to the ends of the range.
+            marks = {here, bound}
+            for x in inputs[v]:
+                others = [self.start[u] + plus for u, plus in uses[x] if u != v]
+                if others:
+                    marks.update(max(others) - plus for u, plus in uses[x] if u == v)
+            tries = set()
+            for p in (m for m in marks if here <= m <= bound):
+                up = next((t for t in range(p, bound + 1) if not collide[t % I]), None)
+                down = next((t for t in range(p, here - 1, -1) if not collide[t % I]), None)
+                tries.update(t for t in (up, down) if t is not None)
+            best = min(sorted(tries), key=lambda t: (cost(v, t), t))
+            if cost(v, best) >= cost(v, here):
+                best = here
             self._place(v, best)
         low = min(self.start.values())
         return {v: self.start[v] - low for v in self.names}
