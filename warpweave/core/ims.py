@@ -10,8 +10,9 @@ scheduled successors whose dependence it now breaks.  A budget of scheduling ste
 work.  A stage bound caps every start: M(v) + cycles(v) <= S_max*I.
 
 Costs may be raw cycles (I in the thousands, ops holding a unit for hundreds of cycles), so an
-op's reservations are kept as runs of slots, and each step computes, for every slot, how much
-placing the op there would collide (one pass over the table, not one per candidate cycle).
+op's reservations are kept as runs of slots, and each step computes, for every slot at once, how
+much placing the op there would collide (difference arrays over the placed runs), instead of
+testing one candidate cycle at a time.
 
 The scheduler states the rules it can see locally; liveness-based limits (memory, registers) are
 left to the verifier, with `sink` as the lever that shortens lifetimes.
@@ -21,8 +22,10 @@ from __future__ import annotations
 
 import heapq
 import random
+from bisect import bisect_left
 from collections import defaultdict
 from collections.abc import Mapping
+from itertools import accumulate
 
 import attrs
 
@@ -82,14 +85,6 @@ def _add_cyclic(diff: list[int], first: int, length: int, amount: int) -> None:
         diff[end - I] -= amount
 
 
-def _prefix(diff: list[int]) -> list[int]:
-    out, total = [], 0
-    for x in diff[:-1]:
-        total += x
-        out.append(total)
-    return out
-
-
 class ModuloScheduler:
     """IMS state for one (model, I, assignment): the reservation table, group occupancy, times.
 
@@ -131,13 +126,13 @@ class ModuloScheduler:
             for v in self.names:
                 self.priority[v] += jitter.random() * I
         self.start: dict[str, int] = {}
-        self.used = {u: [0] * I for u in self.cap}  # unit -> slot -> units held
+        self.used = {u: [0] * I for u, c in self.cap.items() if c > 1}  # slot -> units held
+        self.spans: dict[str, dict[str, list[tuple[int, int, int]]]] = {  # unit -> op -> slots
+            u: {} for u in self.cap}
         self.members: dict[str, dict[str, None]] = defaultdict(dict)  # group -> scheduled ops
         # Rule 9 is checked modulo I: a copy of o (issued at `to` in copy 0) occupies the group at
         # t iff (t - to) mod I < occ(o).  The verifier looks only at the copies Q holds, so this
-        # is slightly stricter, never looser.  Per group: ops occupying each slot, and the slots
-        # where waiting ops issue.
-        self.busy = {g: [0] * I for g in set(self.group.values())}
+        # is slightly stricter, never looser.  Per group: the slots where waiting ops issue.
         self.issue: dict[str, dict[int, int]] = {g: {} for g in set(self.group.values())}
 
     # -- static checks ---------------------------------------------------------------------------
@@ -171,26 +166,55 @@ class ModuloScheduler:
     # -- conflicts -------------------------------------------------------------------------------
 
     def _collisions(self, v: str) -> list[int]:
-        """For each slot r, how much starting v at a cycle = r (mod I) collides: units over
-        capacity, ops occupying the group when v waits, waiting ops whose issue v would cover.
-        0 means free.  One pass over the tables per reservation run."""
+        """For each slot r, how much starting v at a cycle = r (mod I) collides: ops holding a
+        unit of capacity 1 that v needs, units of more capacity over it, ops occupying the group
+        when v waits, waiting ops whose issue v would cover.  0 means free."""
         I = self.I  # noqa: E741
         diff = [0] * (I + 1)
         for unit, off, length, n in self.runs[v]:
-            limit = self.cap[unit] - n
-            for s, held in enumerate(self.used[unit]):
-                if held > limit:  # starts t with s in [t + off, t + off + length)
-                    _add_cyclic(diff, s - off - length + 1, length, held - limit)
-        g = self.group[v]
+            if self.cap[unit] == 1:  # any overlap is one op too many
+                for spans in self.spans[unit].values():
+                    for a, la, _ in spans:  # starts t with [t + off, +length) meeting [a, +la)
+                        _add_cyclic(diff, a - off - length + 1, la + length - 1, 1)
+                continue
+            limit, used, s = self.cap[unit] - n, self.used[unit], 0
+            while s < I:  # runs of slots over the limit by the same amount
+                x = used[s] - limit
+                e = s + 1
+                while e < I and used[e] - limit == x:
+                    e += 1
+                if x > 0:
+                    _add_cyclic(diff, s - off - length + 1, e - s + length - 1, x)
+                s = e
+        g, occ = self.group[v], self.occ[v]
         for s, k in self.issue[g].items():
             if k:  # starts t with s in [t, t + occ(v))
-                _add_cyclic(diff, s - self.occ[v] + 1, self.occ[v], k)
-        out = _prefix(diff)
+                _add_cyclic(diff, s - occ + 1, occ, k)
         if self.trigger[v]:
-            out = [a + b for a, b in zip(out, self.busy[g], strict=True)]
-        return out
+            for o in self.members[g]:
+                _add_cyclic(diff, self.start[o], self.occ[o], 1)
+        return list(accumulate(diff[:-1]))
+
+    def _against(self, v: str, o: str) -> tuple[list[int], int]:
+        """Where v would get in the scheduled o's way: per slot (nonzero: a shared unit over
+        capacity, or rule 9 on their group), and the latest start before v comes too close to o
+        as its successor (pairwise: third ops are ignored)."""
+        I, to = self.I, self.start[o]  # noqa: E741
+        diff = [0] * (I + 1)
+        if self.group[v] == self.group[o]:
+            if self.trigger[v]:
+                _add_cyclic(diff, to, self.occ[o], 1)
+            if self.trigger[o]:
+                _add_cyclic(diff, to - self.occ[v] + 1, self.occ[v], 1)
+        for unit, off, length, n in self.runs[v]:
+            for unit2, off2, length2, n2 in self.runs[o]:
+                if unit == unit2 and n + n2 > self.cap[unit]:
+                    _add_cyclic(diff, to + off2 - off - length + 1, length2 + length - 1, 1)
+        last = min([to - gap for s, gap in self.succ[v] if s == o], default=None)
+        return list(accumulate(diff[:-1])), last if last is not None else 10 ** 18
 
     def _clash(self, v: str, t: int, o: str, to: int) -> bool:
+        """Rule 9 between v at t and o at `to` on one group, modulo I."""
         return (self.trigger[v] and (t - to) % self.I < self.occ[o]) or \
             (self.trigger[o] and (to - t) % self.I < self.occ[v])
 
@@ -199,27 +223,27 @@ class ModuloScheduler:
 
     # -- placing and evicting --------------------------------------------------------------------
 
-    def _slots(self, v: str, t: int):
-        """(unit, slot, count) for every slot v's reservations hold when it starts at t."""
-        I = self.I  # noqa: E741
-        for unit, off, length, n in self.runs[v]:
-            for j in range(length):
-                yield unit, (t + off + j) % I, n
-
     def _place(self, v: str, t: int, sign: int = 1) -> None:
         """Enter v at t into the tables (sign -1: take it out)."""
-        for unit, slot, n in self._slots(v, t):
-            self.used[unit][slot] += sign * n
-        g, I = self.group[v], self.I  # noqa: E741
+        I = self.I  # noqa: E741
+        for unit, off, length, n in self.runs[v]:
+            a = (t + off) % I
+            if sign > 0:
+                self.spans[unit].setdefault(v, []).append((a, length, n))
+            else:
+                self.spans[unit].pop(v, None)
+            if self.cap[unit] > 1:
+                used, d = self.used[unit], sign * n
+                for lo, hi in ((a, min(a + length, I)), (0, a + length - I)):
+                    if hi > lo:
+                        used[lo:hi] = [x + d for x in used[lo:hi]]
+        g = self.group[v]
         if sign > 0:
             self.start[v] = t
             self.members[g][v] = None
         else:
             del self.start[v]
             del self.members[g][v]
-        busy = self.busy[g]
-        for c in range(self.occ[v]):
-            busy[(t + c) % I] += sign
         if self.trigger[v]:
             self.issue[g][t % I] = self.issue[g].get(t % I, 0) + sign
 
@@ -228,25 +252,47 @@ class ModuloScheduler:
 
     def _evictions(self, v: str, t: int) -> list[str]:
         """The scheduled ops that must leave for v to start at t (lowest priority first)."""
-        g = self.group[v]
+        I, g = self.I, self.group[v]  # noqa: E741
         out = {o: None for o in self.members[g] if self._clash(v, t, o, self.start[o])}
         out.update(dict.fromkeys(self._late_successors(v, t)))
-        excess: dict[tuple[str, int], int] = {}
-        for unit, slot, n in self._slots(v, t):
-            over = self.used[unit][slot] + n - self.cap[unit]
-            if over > 0:
-                excess[(unit, slot)] = over
-        if excess:
-            for o in sorted(self.start, key=self._rank, reverse=True):
-                hits = [(key, n) for unit, slot, n in self._slots(o, self.start[o])
-                        if excess.get(key := (unit, slot), 0) > 0]
+        for unit, off, length, n in self.runs[v]:
+            a = (t + off) % I
+            held = self.spans[unit]
+            if self.cap[unit] == 1:
+                out.update((o, None) for o, spans in held.items() if o != v and any(
+                    (b - a) % I < length or (a - b) % I < lb for b, lb, _ in spans))
+                continue
+            excess = {}
+            for j in range(length):
+                s = (a + j) % I
+                if self.used[unit][s] + n > self.cap[unit]:
+                    excess[s] = self.used[unit][s] + n - self.cap[unit]
+            # Holders already leaving free their slots first, then the lowest priority go.
+            lowest_first = sorted(held, key=self._rank, reverse=True)
+            for o in sorted(lowest_first, key=lambda o: o not in out):
+                if not any(x > 0 for x in excess.values()):
+                    break
+                hits = [(s, m) for b, lb, m in held[o] for s in excess
+                        if excess[s] > 0 and (s - b) % I < lb]
                 if hits:
                     out[o] = None
-                    for key, n in hits:
-                        excess[key] -= n
-                    if all(x <= 0 for x in excess.values()):
-                        break
+                    for s, m in hits:
+                        excess[s] -= m
         return sorted(out, key=self._rank)
+
+    def _forced(self, v: str, collide: list[int], lo: int, evictor: str | None) -> int:
+        """Where v goes when no cycle is free: in [lo, lo + I), the cycle that displaces the
+        fewest ops, sparing the op that last evicted v where it can (two ops evicting each other
+        one cycle further each time keep their offset and never settle)."""
+        I = self.I  # noqa: E741
+        thresholds = sorted(self.start[s] - gap for s, gap in self.succ[v] if s in self.start)
+        mask, last = self._against(v, evictor) if evictor is not None else ([0] * I, 10 ** 18)
+        best, best_key = lo, None
+        for t in range(lo, min(lo + I - 1, self.latest[v]) + 1):
+            key = (bool(mask[t % I]) or t > last, collide[t % I] + bisect_left(thresholds, t))
+            if best_key is None or key < best_key:
+                best, best_key = t, key
+        return best
 
     def _rank(self, v: str) -> tuple[float, int]:
         """Priority order: greater height (maybe jittered) first, then model order."""
@@ -266,6 +312,7 @@ class ModuloScheduler:
         queue = [(self._rank(v), v) for v in self.names]
         heapq.heapify(queue)
         previous: dict[str, int] = {}
+        evictor: dict[str, str] = {}  # op -> the op that last evicted it
         steps = 0
         while queue:
             if steps >= budget:
@@ -283,14 +330,14 @@ class ModuloScheduler:
             collide = self._collisions(v)
             top = min(estart + I - 1, self.latest[v])
             t = next((t for t in range(estart, top + 1) if not collide[t % I]), None)
-            if t is None:  # forced: from Estart, or one past where it was last time, to the
-                # cycle within I that displaces the fewest ops
+            if t is None:  # forced: from Estart, or one past where it was last time
                 lo = previous[v] + 1 if v in previous and estart <= previous[v] < self.latest[v] \
                     else estart
-                t = min(range(lo, min(lo + I - 1, self.latest[v]) + 1),
-                        key=lambda t: (collide[t % I] + len(self._late_successors(v, t)), t))
+                e = evictor.get(v)
+                t = self._forced(v, collide, lo, e if e in self.start else None)
             for o in self._evictions(v, t):  # successors it now comes too close to, and
                 self._remove(o)              # when forced, whatever holds its slots
+                evictor[o] = v
                 heapq.heappush(queue, (self._rank(o), o))
             self._place(v, t)
             previous[v] = t
