@@ -177,6 +177,12 @@ class Planner:
                         out.append((f"move {o} off {v.resource}", self._move(group, o, v.resource)))
         return out
 
+    def unstick(self, group: Assignment, troubled: Sequence[str]) -> list[
+            tuple[str, Assignment]]:
+        """Assignments that move one op the scheduler could not settle to another group."""
+        return [(f"move {o} off {group[o]}", self._move(group, o, group[o]))
+                for o in troubled if len(self.allowed[o]) > 1]
+
     def _move(self, group: Assignment, v: str, away: str) -> Assignment:
         """`group` with v on another allowed group: the one its neighbours use most, else the
         one with the least estimated register load."""

@@ -36,11 +36,13 @@ Run = tuple[str, int, int, int]  # (unit, first slot offset, length, count), wit
 
 @attrs.frozen
 class Placement:
-    """The outcome of one IMS run: start times (None on failure), steps spent, why it failed."""
+    """The outcome of one IMS run: start times (None on failure), steps spent, why it failed,
+    and on failure the ops in trouble (the one that could not be placed, the most evicted)."""
 
     start: dict[str, int] | None
     steps: int
     why: str | None = None
+    troubled: tuple[str, ...] = ()
 
 
 def folded_runs(model: Model, I: int) -> dict[str, list[Run]]:  # noqa: E741
@@ -88,14 +90,16 @@ def _add_cyclic(diff: list[int], first: int, length: int, amount: int) -> None:
 class ModuloScheduler:
     """IMS state for one (model, I, assignment): the reservation table, group occupancy, times.
 
-    `capacity`, `spill` and `concurrency` say which of those rules to honour (the caller's rule
-    set); dependences are always honoured.  With `jitter`, each priority is raised by a random
-    amount below I: another order to try when the plain one fails.
+    `runs` are the reservations folded at this I (`folded_runs`; None: units are not checked);
+    `spill` and `concurrency` say whether to honour those rules; dependences always are.  With
+    `jitter`, each priority is raised by a random amount below I: another order to try when the
+    plain one fails.
     """
 
     def __init__(self, model: Model, I: int, group: Mapping[str, str], *,  # noqa: E741
-                 max_stages: int, capacity: bool = True, spill: bool = True,
-                 concurrency: bool = True, jitter: random.Random | None = None):
+                 max_stages: int, runs: Mapping[str, list[Run]] | None = None,
+                 spill: bool = True, concurrency: bool = True,
+                 jitter: random.Random | None = None):
         self.model, self.I, self.group = model, I, dict(group)
         self.names = model.op_names
         self.order = {v: k for k, v in enumerate(self.names)}
@@ -103,7 +107,7 @@ class ModuloScheduler:
         self.stages = max_stages
         self.latest = {op.name: max_stages * I - op.cycles for op in model.ops}
         self.occ = {op.name: min(I, 1 if op.is_async else op.cycles) for op in model.ops}
-        self.runs = folded_runs(model, I) if capacity else {v: [] for v in self.names}
+        self.runs = runs if runs is not None else {v: [] for v in self.names}
         # Edges as (other end, gap): M(dst) - M(src) >= gap, self-loops left out (I >= RecMII).
         self.succ: dict[str, list[tuple[str, int]]] = {v: [] for v in self.names}
         self.pred: dict[str, list[tuple[str, int]]] = {v: [] for v in self.names}
@@ -313,12 +317,18 @@ class ModuloScheduler:
         heapq.heapify(queue)
         previous: dict[str, int] = {}
         evictor: dict[str, str] = {}  # op -> the op that last evicted it
+        evicted: dict[str, int] = defaultdict(int)  # op -> times evicted
+
+        def trouble(*first: str) -> tuple[str, ...]:
+            most = sorted(evicted, key=lambda o: (-evicted[o], self.order[o]))[:3]
+            return tuple(dict.fromkeys([*first, *most]))
+
         steps = 0
         while queue:
             if steps >= budget:
                 left = len(self.names) - len(self.start)
                 return Placement(None, steps, f"budget of {budget} scheduling steps spent "
-                                 f"with {left} ops unscheduled")
+                                 f"with {left} ops unscheduled", trouble())
             _, v = heapq.heappop(queue)
             if v in self.start:
                 continue
@@ -326,7 +336,7 @@ class ModuloScheduler:
             estart = self._estart(v)
             if estart > self.latest[v]:
                 return Placement(None, steps, f"{v} cannot start by cycle {self.latest[v]} "
-                                 f"({self.stages} stages)")
+                                 f"({self.stages} stages)", trouble(v))
             collide = self._collisions(v)
             top = min(estart + I - 1, self.latest[v])
             t = next((t for t in range(estart, top + 1) if not collide[t % I]), None)
@@ -338,6 +348,7 @@ class ModuloScheduler:
             for o in self._evictions(v, t):  # successors it now comes too close to, and
                 self._remove(o)              # when forced, whatever holds its slots
                 evictor[o] = v
+                evicted[o] += 1
                 heapq.heappush(queue, (self._rank(o), o))
             self._place(v, t)
             previous[v] = t
