@@ -9,9 +9,13 @@ solver.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import operator
+from collections.abc import Callable, Iterable
+from typing import TypeVar
 
-from warpweave.encodings.ir import IntVar, Lit, Not, Sense, Term, Var
+from warpweave.encodings.ir import IntVar, Not, Sense, Term, Var
+
+L = TypeVar("L")
 
 
 def collect(terms: Iterable[Term]) -> tuple[dict[Var, int], int]:
@@ -61,9 +65,11 @@ def impossible(lo: int, hi: int, sense: str, rhs: int) -> bool:
     return {"<=": lo > rhs, ">=": hi < rhs, "==": not lo <= rhs <= hi}[sense]
 
 
-def pb_leq(wlits: Iterable[tuple[int, Lit]], rhs: int) -> tuple[list[Lit], list[int], int]:
+def pb_leq(wlits: Iterable[tuple[int, L]], rhs: int,
+           negate: Callable[[L], L] = operator.invert) -> tuple[list[L], list[int], int]:
     """`sum w*lit <= rhs` (any signs) as `sum w'*lit' <= k` with every `w' > 0`: a negative
-    weight is moved to the negated literal (`w*l = w + (-w)*~l`).  Literals are not merged."""
+    weight is moved to the negated literal (`w*l = w + (-w)*~l`).  Literals are not merged.
+    `negate` negates a literal: `~` for IR literals, `operator.neg` for DIMACS ones."""
     lits: list[Lit] = []
     weights: list[int] = []
     for w, lit in wlits:
@@ -71,7 +77,7 @@ def pb_leq(wlits: Iterable[tuple[int, Lit]], rhs: int) -> tuple[list[Lit], list[
             lits.append(lit)
             weights.append(w)
         elif w < 0:
-            lits.append(~lit)
+            lits.append(negate(lit))
             weights.append(-w)
             rhs -= w
     return lits, weights, rhs
