@@ -21,12 +21,23 @@
 
 from __future__ import annotations
 
+import itertools
 import operator
 from collections.abc import Iterable, Mapping
 
 from warpweave.backends.normal import collect, leq_forms, pb_leq
-from warpweave.encodings.ir import (AtMostOne, Clause, ExactlyOne, Implies, IntVar, Linear,
-                                    Lit, Problem, Term, Var)
+from warpweave.encodings.ir import (
+    AtMostOne,
+    Clause,
+    ExactlyOne,
+    Implies,
+    IntVar,
+    Linear,
+    Lit,
+    Problem,
+    Term,
+    Var,
+)
 
 CARD_ENCODINGS = ("seqcounter", "totalizer", "sortnetwrk", "cardnetwrk", "kmtotalizer",
                   "mtotalizer", "pairwise", "bitwise", "ladder")
@@ -62,7 +73,7 @@ class CnfTranslation:
         for x in problem.ints:
             ids = [self.pool.id(("o", x.index, k)) for k in range(x.lb + 1, x.ub + 1)]
             self.order[x] = ids
-            self.clauses.extend([[-hi, lo] for lo, hi in zip(ids, ids[1:])])
+            self.clauses.extend([[-hi, lo] for lo, hi in itertools.pairwise(ids)])
         for c in problem.constraints:
             self.clauses.extend(self.encode(c))
         self.objective: tuple[WLits, int] | None = None

@@ -9,6 +9,7 @@ solver's floating-point objective).
 
 from __future__ import annotations
 
+import importlib
 import time
 from collections.abc import Callable, Mapping, Sequence
 
@@ -90,9 +91,27 @@ class LoadedSession(Session):
 
 
 class SessionBackend(Backend):
-    """A backend whose one-off `solve` is a session used once."""
+    """A backend whose one-off `solve` is a session used once.  `requires` names the modules it
+    imports (it is unavailable when one fails to import); options are refused unless
+    `takes_options`."""
 
     session_class: type[LoadedSession] = LoadedSession
+    requires: tuple[str, ...] = ()
+    takes_options = False
+
+    def __init__(self, options: str | None = None, seed: int = 0):
+        if options and not self.takes_options:
+            raise ValueError(f"{self.family} takes no options, got {options!r}")
+        super().__init__(options, seed)
+
+    @classmethod
+    def unavailable(cls) -> str | None:
+        for name in cls.requires:
+            try:
+                importlib.import_module(name)
+            except Exception as exc:  # noqa: BLE001 - ImportError, or a binding failing to load
+                return f"cannot import {name} ({type(exc).__name__}: {exc})"
+        return None
 
     def session(self, problem: Problem) -> LoadedSession:
         return self.session_class(self, problem)

@@ -16,12 +16,20 @@ import functools
 import math
 from collections.abc import Iterable
 
-from warpweave.backends.base import (ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF,
-                                     Status)
+from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
 from warpweave.backends.driver import Deadline, LoadedSession, Outcome, SessionBackend
 from warpweave.backends.normal import collect, impossible, senses, span
-from warpweave.encodings.ir import (AtMostOne, BoolVar, Clause, ExactlyOne, Implies, Linear, Lit,
-                                    Problem, Term)
+from warpweave.encodings.ir import (
+    AtMostOne,
+    BoolVar,
+    Clause,
+    ExactlyOne,
+    Implies,
+    Linear,
+    Lit,
+    Problem,
+    Term,
+)
 
 TOLERANCE = 1e-5  # a value further than this from an integer is a solver failure, not rounded
 
@@ -135,7 +143,7 @@ class MipSession(LoadedSession):
             x = col.x
             if x is None or abs(x - round(x)) > TOLERANCE:
                 return Outcome(Status.UNKNOWN, how=f"{how}: value {x} of {v.name} not integral")
-            values[v] = bool(round(x)) if isinstance(v, BoolVar) else int(round(x))
+            values[v] = bool(round(x)) if isinstance(v, BoolVar) else round(x)
         if status == S.OPTIMAL:
             return Outcome(Status.OPTIMAL, values, how=how)
         return Outcome(deadline.gave_up(), values, bound, how=how)
@@ -156,30 +164,27 @@ class MipBackend(SessionBackend):
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
     session_class = MipSession
 
-    def __init__(self, options: str | None = None, seed: int = 0):
-        if options:
-            raise ValueError(f"{self.family} takes no options")
-        super().__init__(options, seed)
+    def version(self) -> str:
+        return mip_version(self.solver_name)
+
+
+@functools.cache
+def mip_version(solver_name: str) -> str:
+    import mip
+
+    if solver_name == "HiGHS":
+        import highspy
+
+        return f"python-mip {mip.__version__} (HiGHS {highspy.Highs().version()})"
+    return f"python-mip {mip.__version__} ({solver_name})"
 
 
 class CbcBackend(MipBackend):
-    """COIN-OR CBC through python-mip (bundled with it)."""
+    """COIN-OR CBC through python-mip (which bundles it)."""
 
     family = "cbc"
     solver_name = "CBC"
-
-    @classmethod
-    def unavailable(cls) -> str | None:
-        try:
-            import mip  # noqa: F401
-        except ImportError as exc:
-            return f"python-mip not installed ({exc})"
-        return None
-
-    @functools.cache
-    def version(self) -> str:
-        import mip
-        return f"python-mip {mip.__version__} (CBC)"
+    requires = ("mip",)
 
 
 class HighsBackend(MipBackend):
@@ -187,18 +192,4 @@ class HighsBackend(MipBackend):
 
     family = "highs"
     solver_name = "HiGHS"
-
-    @classmethod
-    def unavailable(cls) -> str | None:
-        try:
-            import highspy  # noqa: F401
-            import mip  # noqa: F401
-        except ImportError as exc:
-            return f"python-mip or highspy not installed ({exc})"
-        return None
-
-    @functools.cache
-    def version(self) -> str:
-        import highspy
-        import mip
-        return f"python-mip {mip.__version__} (HiGHS {highspy.Highs().version()})"
+    requires = ("mip", "highspy")

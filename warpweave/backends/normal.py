@@ -70,7 +70,7 @@ def pb_leq(wlits: Iterable[tuple[int, L]], rhs: int,
     """`sum w*lit <= rhs` (any signs) as `sum w'*lit' <= k` with every `w' > 0`: a negative
     weight is moved to the negated literal (`w*l = w + (-w)*~l`).  Literals are not merged.
     `negate` negates a literal: `~` for IR literals, `operator.neg` for DIMACS ones."""
-    lits: list[Lit] = []
+    lits: list[L] = []
     weights: list[int] = []
     for w, lit in wlits:
         if w > 0:

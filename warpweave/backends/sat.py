@@ -20,10 +20,20 @@ import functools
 import threading
 
 from warpweave.backends.base import ASSUMPTIONS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
-from warpweave.backends.cnf import (CARD_ENCODINGS, DEFAULT_CARD, DEFAULT_PB, PB_ENCODINGS,
-                                    CnfTranslation)
-from warpweave.backends.driver import (Deadline, LoadedSession, Outcome, SessionBackend,
-                                       bisect_objective)
+from warpweave.backends.cnf import (
+    CARD_ENCODINGS,
+    DEFAULT_CARD,
+    DEFAULT_PB,
+    PB_ENCODINGS,
+    CnfTranslation,
+)
+from warpweave.backends.driver import (
+    Deadline,
+    LoadedSession,
+    Outcome,
+    SessionBackend,
+    bisect_objective,
+)
 from warpweave.encodings.ir import Lit
 
 # MapleLCMDistChronoBT (SAT competition 2018): assumptions, and it stops within ~0.02 s of an
@@ -140,6 +150,8 @@ class SatBackend(SessionBackend):
     family = "sat"
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, UNSAT_PROOF, TIME_LIMIT})
     session_class = SatSession
+    requires = ("pysat.card", "pysat.solvers")
+    takes_options = True
 
     def __init__(self, options: str | None = None, seed: int = 0):
         super().__init__(options, seed)
@@ -156,14 +168,6 @@ class SatBackend(SessionBackend):
     def spec(self) -> str:
         return f"sat:{self.solver}/{self.card}/{self.pb}"
 
-    @classmethod
-    def unavailable(cls) -> str | None:
-        try:
-            import pysat.card  # noqa: F401
-            import pysat.solvers  # noqa: F401
-        except ImportError as exc:
-            return f"python-sat not installed ({exc})"
-        return None
 
     @classmethod
     def variants(cls) -> list[str]:

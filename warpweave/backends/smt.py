@@ -12,8 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warpweave.backends.normal import collect
-from warpweave.encodings.ir import (AtMostOne, BoolVar, Clause, ExactlyOne, Implies, IntVar,
-                                    Linear, Lit, Problem)
+from warpweave.encodings.ir import (
+    AtMostOne,
+    BoolVar,
+    Clause,
+    ExactlyOne,
+    Implies,
+    IntVar,
+    Linear,
+    Lit,
+    Problem,
+)
 
 
 class SmtTerms:

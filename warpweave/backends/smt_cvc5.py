@@ -7,10 +7,14 @@ per-check resource option `tlimit-per` (milliseconds), set before each check.
 
 from __future__ import annotations
 
-from warpweave.backends.base import (ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF,
-                                     Status)
-from warpweave.backends.driver import (Deadline, LoadedSession, Outcome, SessionBackend,
-                                       bisect_objective)
+from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
+from warpweave.backends.driver import (
+    Deadline,
+    LoadedSession,
+    Outcome,
+    SessionBackend,
+    bisect_objective,
+)
 from warpweave.backends.smt import SmtTerms, SmtTranslation
 from warpweave.encodings.ir import BoolVar, Lit
 
@@ -94,19 +98,9 @@ class Cvc5Backend(SessionBackend):
     family = "cvc5"
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
     session_class = Cvc5Session
+    requires = ("cvc5",)
 
-    def __init__(self, options: str | None = None, seed: int = 0):
-        if options:
-            raise ValueError("cvc5 takes no options")
-        super().__init__(options, seed)
 
-    @classmethod
-    def unavailable(cls) -> str | None:
-        try:
-            import cvc5  # noqa: F401
-        except ImportError as exc:
-            return f"cvc5 not installed ({exc})"
-        return None
 
     def version(self) -> str:
         import cvc5

@@ -16,10 +16,14 @@ import os
 import sys
 import threading
 
-from warpweave.backends.base import (ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF,
-                                     Status)
-from warpweave.backends.driver import (Deadline, LoadedSession, Outcome, SessionBackend,
-                                       bisect_objective)
+from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
+from warpweave.backends.driver import (
+    Deadline,
+    LoadedSession,
+    Outcome,
+    SessionBackend,
+    bisect_objective,
+)
 from warpweave.backends.smt import SmtTerms, SmtTranslation
 from warpweave.encodings.ir import BoolVar, Lit
 
@@ -158,16 +162,11 @@ class YicesBackend(SessionBackend):
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
     session_class = YicesSession
 
-    def __init__(self, options: str | None = None, seed: int = 0):
-        if options:
-            raise ValueError("yices takes no options")
-        super().__init__(options, seed)
-
     @classmethod
     def unavailable(cls) -> str | None:
         try:
             load_yices()
-        except Exception as exc:  # the binding raises its own exception type when no library
+        except Exception as exc:  # noqa: BLE001 - the binding raises its own type when no library
             return f"yices cannot be loaded ({type(exc).__name__}: {exc})"
         return None
 

@@ -10,8 +10,7 @@ solver after loading, so calls cannot leak into each other.
 
 from __future__ import annotations
 
-from warpweave.backends.base import (ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF,
-                                     Status)
+from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
 from warpweave.backends.driver import Deadline, LoadedSession, Outcome, SessionBackend
 from warpweave.backends.normal import collect
 from warpweave.backends.smt import SmtTerms, SmtTranslation
@@ -110,19 +109,9 @@ class Z3Backend(SessionBackend):
     family = "z3"
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
     session_class = Z3Session
+    requires = ("z3",)
 
-    def __init__(self, options: str | None = None, seed: int = 0):
-        if options:
-            raise ValueError("z3 takes no options")
-        super().__init__(options, seed)
 
-    @classmethod
-    def unavailable(cls) -> str | None:
-        try:
-            import z3  # noqa: F401
-        except ImportError as exc:
-            return f"z3-solver not installed ({exc})"
-        return None
 
     def version(self) -> str:
         import z3
