@@ -135,6 +135,10 @@ class CpSatBackend(SessionBackend):
     def variants(cls) -> list[str]:
         return ["workers=1", "workers=2"]
 
+    @classmethod
+    def choices(cls) -> dict:
+        return {"syntax": "cpsat[:workers=N]", "defaults": ["workers=1"]}
+
     @property
     def spec(self) -> str:
         return f"cpsat:workers={self.workers}"

@@ -60,6 +60,21 @@ def solver_names() -> dict[str, str]:
     return out
 
 
+@functools.cache
+def solver_problems() -> dict[str, str | None]:
+    """Every canonical PySAT solver name -> None if it can be created here, else why not."""
+    from pysat.solvers import Solver
+
+    out: dict[str, str | None] = {}
+    for name in sorted(set(solver_names().values())):
+        try:
+            Solver(name=name).delete()
+            out[name] = None
+        except Exception as exc:  # noqa: BLE001 - PySAT raises bare errors for missing builds
+            out[name] = f"{type(exc).__name__}: {exc}"
+    return out
+
+
 def parse_options(options: str | None) -> tuple[str, str, str]:
     """`SOLVER/CARD/PB` (parts optional) -> canonical (solver, card, pb); ValueError if bad."""
     parts = (options or "").split("/")
@@ -177,6 +192,14 @@ class SatBackend(SessionBackend):
         out += [f"{DEFAULT_SOLVER}/{c}/{DEFAULT_PB}" for c in CARD_ENCODINGS]
         out += [f"{DEFAULT_SOLVER}/{DEFAULT_CARD}/{p}" for p in PB_ENCODINGS]
         return list(dict.fromkeys(out))
+
+    @classmethod
+    def choices(cls) -> dict:
+        """The option values: solvers (each None or why it cannot be created), encodings."""
+        return {"syntax": "sat[:SOLVER[/CARD[/PB]]]", "defaults": [DEFAULT_SOLVER, DEFAULT_CARD,
+                                                               DEFAULT_PB],
+                "solvers": solver_problems(), "card": list(CARD_ENCODINGS),
+                "pb": list(PB_ENCODINGS)}
 
     def version(self) -> str:
         import pysat
