@@ -3,8 +3,8 @@
 Yices has no optimizer, so minimization is bound tightening (bisection) with each bound asserted
 inside `push` / `pop`.  Assumptions go to `check_context_with_assumptions`.  Yices has no time
 limit of its own for a check with assumptions: a timer thread calls `stop_search`, which Yices
-documents as safe from another thread; the check then returns INTERRUPTED and a push/pop context
-is back where it was before the check.
+documents as safe from another thread; the check then returns INTERRUPTED, and popping the level
+that every check opens brings the context back to where it was.
 """
 
 from __future__ import annotations
@@ -121,8 +121,12 @@ class YicesSession(LoadedSession):
             limit = deadline.remaining()
             if limit is not None and limit <= 0:
                 return deadline.gave_up(), None
+            if self.ctx.status() == S.UNSAT:  # the assertions alone are already contradictory
+                return Status.UNSAT, None
+            # Every check runs inside push/pop, even without a bound: after an interrupt the
+            # context refuses further checks until popped back to where it was.
+            self.ctx.push()
             if bound is not None:
-                self.ctx.push()
                 self.ctx.assert_formula(self.tr.objective_at_most(bound))
             timer = None if limit is None else threading.Timer(limit, self.ctx.stop_search)
             try:
@@ -140,8 +144,7 @@ class YicesSession(LoadedSession):
                     return Status.UNSAT, None
                 return deadline.gave_up(), None
             finally:
-                if bound is not None:
-                    self.ctx.pop()
+                self.ctx.pop()
 
         return bisect_objective(self.problem, step, deadline)
 

@@ -82,10 +82,17 @@ class Z3Session(LoadedSession):
         bound = self._bound() if optimize else None
         if answer == z3.sat:
             return Outcome(Status.OPTIMAL, self._values(self.solver.model()), how=how)
-        try:  # the optimizer keeps its best model so far after a timeout
-            values = self._values(self.solver.model()) if optimize else None
-        except z3.Z3Exception:
-            values = None
+        values = None
+        if optimize:
+            # After a timeout the optimizer's model may be its best solution so far or a partial
+            # assignment of an unfinished search (seen on random 3-SAT): keep it only if it
+            # satisfies every constraint.
+            try:
+                values = self._values(self.solver.model())
+            except z3.Z3Exception:
+                values = None
+            if values is not None and self.problem.check(values):
+                values = None
         return Outcome(deadline.gave_up(), values, bound,
                        how=f"{how}: {self.solver.reason_unknown()}")
 
