@@ -25,7 +25,7 @@ def problems(draw, max_bools: int = 5, max_ints: int = 2, max_constraints: int =
         lb = draw(st.integers(-2, 1))
         ints.append(p.int(f"x{i}", lb, lb + draw(st.integers(0, 3))))
     lit = st.builds(lambda v, pos: v if pos else ~v, st.sampled_from(bools), st.booleans())
-    coef = st.integers(-3, 3).filter(bool)
+    coef = st.sampled_from([-3, -2, -1, 1, 2, 3])
     lit_term = st.tuples(coef, lit)
     any_term = st.tuples(coef, st.sampled_from(bools + ints)) | lit_term if ints else lit_term
     for _ in range(draw(st.integers(0, max_constraints))):

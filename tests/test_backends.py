@@ -26,7 +26,7 @@ SPECS = backend_specs()
 FAMILY_SPECS = [f for f in FAMILIES if f not in ("sat", "cpsat")] + ["sat", "cpsat",
                                                                      "cpsat:workers=2"]
 SAT_SPECS = [s for s in SPECS if s.startswith("sat:")]
-PROPERTY = settings(max_examples=int(os.environ.get("WARPWEAVE_EXAMPLES", "40")), deadline=None,
+PROPERTY = settings(max_examples=int(os.environ.get("WARPWEAVE_EXAMPLES", "150")), deadline=None,
                     suppress_health_check=[HealthCheck.too_slow])
 
 
