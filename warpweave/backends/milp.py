@@ -83,6 +83,7 @@ def build_model(problem: Problem, solver_name: str, seed: int = 0):
             else m.add_var(name=f"x{v.index}", lb=v.lb, ub=v.ub, var_type=mip.INTEGER)
             for v in problem.vars]
     false_col = None
+    used: set = set()
     for c in problem.constraints:
         for terms, sense, rhs in rows_of(c):
             coefs, constant = collect(terms)
@@ -93,8 +94,16 @@ def build_model(problem: Problem, solver_name: str, seed: int = 0):
                     false_col = m.add_var(name="false", lb=0, ub=0, var_type=mip.INTEGER)
                 m.add_constr(mip.LinExpr([false_col], [1], -1, ">"))
                 continue
+            used.update(coefs)
             m.add_constr(mip.LinExpr([cols[v.index] for v in coefs], list(coefs.values()),
                                      constant - rhs, _sense_row(sense)))
+    unused = [cols[v.index] for v in problem.vars if v not in used]
+    if unused or m.num_rows == 0:
+        # CBC answers nothing for a model without rows, and the 2.10 binary's LP reader
+        # (CoinLpIO) fails with "Hash table: too many names" when several columns appear only
+        # in the Bounds section: one row over those columns that always holds avoids both.
+        unused = unused or [m.add_var(name="zero", lb=0, ub=0, var_type=mip.INTEGER)]
+        m.add_constr(mip.LinExpr(unused, [1] * len(unused), -sum(c.lb for c in unused), ">"))
     if problem.objective is not None:
         coefs, _ = collect(problem.objective)
         m.objective = mip.minimize(mip.LinExpr([cols[v.index] for v in coefs],
