@@ -71,7 +71,8 @@ def solve_file(fmt: str, path: Path, p: Problem, offset: int | None):
     if res[0] == "unsat":
         return False, None
     assert res[0] == "sat", res
-    return True, (int(res[-1]) + offset if offset is not None else None)
+    cost = int(res[-1]) if res[-1].isdigit() else 0   # z3 prints no cost without soft clauses
+    return True, (cost + offset if offset is not None else None)
 
 
 @EXTERNAL
