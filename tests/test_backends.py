@@ -244,3 +244,30 @@ def test_cli_backends_json_lists_every_family(capsys):
     rows = {r["spec"].partition(":")[0] for r in doc["backends"] if r["available"]}
     assert rows == set(FAMILIES)
     assert "cadical195" in doc["options"]["sat"]["solvers"]
+
+
+@pytest.mark.parametrize("a,b", [(1, -1), (-1, 1), (2, -3), (-2, -1), (3, 1), (1, 0)])
+@pytest.mark.parametrize("sense", ["<=", ">=", "=="])
+def test_order_comparisons_are_exact(a, b, sense):
+    """Linear constraints over one or two order-encoded integers (stated on the order literals
+    directly, not through pysat.card) hold exactly on every pair of values, guarded or not."""
+    from pysat.solvers import Solver
+
+    from warpweave.backends.cnf import CnfTranslation
+    from warpweave.encodings.ir import Implies, Linear
+
+    p = Problem("order")
+    g = p.bool("g")
+    x, y = p.int("x", -2, 3), p.int("y", 0, 4)
+    terms = ((a, x), (b, y)) if b else ((a, x),)
+    for rhs in range(-8, 9):
+        c = Linear(terms, sense, rhs)
+        p.constraints = [Implies(g, c)]
+        tr = CnfTranslation(p)
+        with Solver(name="minisat22", bootstrap_with=tr.clauses) as s:
+            for vx in range(x.lb, x.ub + 1):
+                for vy in range(y.lb, y.ub + 1):
+                    for vg in (False, True):
+                        values = {g: vg, x: vx, y: vy}
+                        assert s.solve(assumptions=tr.model_of(values)) == \
+                            p.constraints[0].holds(values), (c, values)

@@ -4,11 +4,13 @@
 - An integer `x` in `[lb, ub]` is order-encoded: literals `[x >= k]` for `k = lb+1 .. ub` with the
   chain `[x >= k+1] -> [x >= k]`, so `x = lb + sum_k [x >= k]`; a linear term `c*x` becomes the
   constant `c*lb` plus `c` on each order literal.
-- Every linear constraint then is pseudo-Boolean, normalized to `sum w*lit <= k` with `w > 0`
+- A linear constraint over one or two integers and nothing else (bounds, differences such as
+  `t_v - t_u >= d`) is stated on the order literals directly (`CnfTranslation.order_leq`).
+- Every other linear constraint then is pseudo-Boolean, normalized to `sum w*lit <= k` with `w > 0`
   (`>=` negated, `==` as both).  Trivial ones are decided here; equal weights go to `pysat.card`
   with the chosen cardinality encoding, others to `pysat.pb` with the chosen PB encoding.  Nothing
   here writes CNF by hand for what those encoders do; the only clauses written directly are the IR's
-  own clauses, the order chains, and unit clauses where the normalization already decides a
+  own clauses, the order chains and order comparisons, and unit clauses where the normalization already decides a
   literal (a weight above the bound, a bound of 0).
 - `pairwise`, `bitwise` and `ladder` exist only for bound 1 (at-most-one); a cardinality with a
   larger bound then uses `totalizer`.
@@ -120,9 +122,39 @@ class CnfTranslation:
         """`c`, or `guard -> c` when a guard literal is given."""
         out = []
         for terms, rhs in leq_forms(c.terms, c.sense, c.rhs):
-            wlits, constant = self.expand(terms)
-            out.extend(self.pb_at_most(wlits, rhs - constant))
+            coefs, constant = collect(terms)
+            if 0 < len(coefs) <= 2 and all(isinstance(v, IntVar) for v in coefs):
+                out.extend(self.order_leq(coefs, rhs - constant))
+            else:
+                wlits, constant = self.expand(terms)
+                out.extend(self.pb_at_most(wlits, rhs - constant))
         return out if guard is None else [[-guard, *cl] for cl in out]
+
+    def le_lit(self, x: IntVar, a: int, t: int) -> int | bool:
+        """The order literal for `a*x <= t` (a != 0), or a constant when the domain decides."""
+        if a > 0:                       # x <= floor(t / a)
+            m = t // a
+            return True if m >= x.ub else False if m < x.lb else -self.order[x][m - x.lb]
+        m = -(t // -a)                  # a < 0: x >= ceil(t / a)
+        return True if m <= x.lb else False if m > x.ub else self.order[x][m - x.lb - 1]
+
+    def order_leq(self, coefs: dict, rhs: int) -> list[list[int]]:
+        """`a*x <= rhs` or `a*x + b*y <= rhs` over order-encoded integers, stated on the order
+        literals directly (Tamura et al.'s order encoding of linear comparisons: for each value
+        s of a*x, `a*x <= s-1 or b*y <= rhs-s`), O(domain) clauses instead of a cardinality
+        network over all order literals."""
+        (x, a), *rest = coefs.items()
+        if not rest:
+            options = [[self.le_lit(x, a, rhs)]]
+        else:
+            ((y, b),) = rest
+            values = sorted({a * v for v in range(x.lb, x.ub + 1)})
+            options = [[self.le_lit(x, a, s - 1), self.le_lit(y, b, rhs - s)] for s in values]
+        out = []
+        for lits in options:
+            if True not in lits:
+                out.append([lit for lit in lits if lit is not False])
+        return out
 
     def pb_at_most(self, wlits: WLits, bound: int) -> list[list[int]]:
         """`sum w*lit <= bound` for any signs of the weights, through pysat.card / pysat.pb."""
