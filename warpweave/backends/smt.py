@@ -52,6 +52,7 @@ class SmtTranslation:
         self.ops = ops
         self.vars = [ops.bool_var(f"b{v.index}") if isinstance(v, BoolVar)
                      else ops.int_var(f"x{v.index}") for v in problem.vars]
+        self.negations: dict[int, object] = {}  # one negation term per variable
         self.assertions = []
         for v in problem.ints:
             t = self.vars[v.index]
@@ -81,7 +82,11 @@ class SmtTranslation:
 
     def lit(self, x: Lit):
         t = self.vars[x.var.index]
-        return t if x.positive else self.ops.not_(t)
+        if x.positive:
+            return t
+        if x.var.index not in self.negations:
+            self.negations[x.var.index] = self.ops.not_(t)
+        return self.negations[x.var.index]
 
     # -- constraints
     def constraint(self, c):

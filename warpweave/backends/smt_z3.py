@@ -10,6 +10,8 @@ solver after loading, so calls cannot leak into each other.
 
 from __future__ import annotations
 
+import ctypes
+
 from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
 from warpweave.backends.driver import Deadline, LoadedSession, Outcome, SessionBackend
 from warpweave.backends.normal import collect
@@ -20,27 +22,59 @@ NO_LIMIT_MS = 4294967295  # z3's "no timeout" value
 
 
 class Z3Terms(SmtTerms):
+    """Terms through z3's C API (`Z3_mk_*`): the Python layer's operators coerce and check every
+    argument, which made loading 200k clauses take ~100 s instead of a few."""
+
     def __init__(self, ctx):
         import z3
 
         self.z3 = z3
         self.ctx = ctx
+        self.ref = ctx.ref()
+        self.nums: dict[int, object] = {}
 
+    def _array(self, ts):
+        arr = (self.z3.Ast * len(ts))()
+        for i, t in enumerate(ts):
+            arr[i] = t.as_ast()
+        return arr
+
+    def _bool(self, ast): return self.z3.BoolRef(ast, self.ctx)
+    def _arith(self, ast): return self.z3.ArithRef(ast, self.ctx)
     def bool_var(self, name): return self.z3.Bool(name, self.ctx)
     def int_var(self, name): return self.z3.Int(name, self.ctx)
-    def num(self, k): return self.z3.IntVal(k, self.ctx)
     def true(self): return self.z3.BoolVal(True, self.ctx)
     def false(self): return self.z3.BoolVal(False, self.ctx)
-    def not_(self, t): return self.z3.Not(t)
-    def or_(self, ts): return self.z3.Or(ts)
-    def and_(self, ts): return self.z3.And(ts)
-    def implies(self, a, b): return self.z3.Implies(a, b)
-    def ite(self, c, a, b): return self.z3.If(c, a, b)
-    def add(self, ts): return self.z3.Sum(ts)
-    def mul(self, k, t): return k * t
+    def not_(self, t): return self._bool(self.z3.Z3_mk_not(self.ref, t.as_ast()))
+    def or_(self, ts): return self._bool(self.z3.Z3_mk_or(self.ref, len(ts), self._array(ts)))
+    def and_(self, ts): return self._bool(self.z3.Z3_mk_and(self.ref, len(ts), self._array(ts)))
+
+    def num(self, k):
+        if k not in self.nums:
+            self.nums[k] = self.z3.IntVal(k, self.ctx)
+        return self.nums[k]
+
+    def implies(self, a, b):
+        return self._bool(self.z3.Z3_mk_implies(self.ref, a.as_ast(), b.as_ast()))
+
+    def ite(self, c, a, b):
+        return self._arith(self.z3.Z3_mk_ite(self.ref, c.as_ast(), a.as_ast(), b.as_ast()))
+
+    def add(self, ts): return self._arith(self.z3.Z3_mk_add(self.ref, len(ts), self._array(ts)))
+
+    def mul(self, k, t):
+        return self._arith(self.z3.Z3_mk_mul(self.ref, 2, self._array([self.num(k), t])))
 
     def cmp(self, t, sense, k):
-        return t <= k if sense == "<=" else t >= k if sense == ">=" else t == k
+        make = {"<=": self.z3.Z3_mk_le, ">=": self.z3.Z3_mk_ge, "==": self.z3.Z3_mk_eq}[sense]
+        return self._bool(make(self.ref, t.as_ast(), self.num(k).as_ast()))
+
+    def pb(self, lits, weights, sense, k):
+        """z3's native pseudo-Boolean constraint `sum w*lit sense k`."""
+        make = {"<=": self.z3.Z3_mk_pble, ">=": self.z3.Z3_mk_pbge,
+                "==": self.z3.Z3_mk_pbeq}[sense]
+        coeffs = (ctypes.c_int * len(weights))(*weights)
+        return self._bool(make(self.ref, len(lits), self._array(lits), coeffs, k))
 
 
 class Z3Translation(SmtTranslation):
@@ -50,10 +84,8 @@ class Z3Translation(SmtTranslation):
         coefs, constant = collect(c.terms)
         if not coefs or any(isinstance(v, IntVar) for v in coefs):
             return super().linear(c)
-        z3 = self.ops.z3
-        pairs = [(self.vars[v.index], w) for v, w in coefs.items()]
-        make = {"<=": z3.PbLe, ">=": z3.PbGe, "==": z3.PbEq}[c.sense]
-        return make(pairs, c.rhs - constant)
+        return self.ops.pb([self.vars[v.index] for v in coefs], list(coefs.values()), c.sense,
+                           c.rhs - constant)
 
 
 class Z3Session(LoadedSession):
@@ -65,7 +97,14 @@ class Z3Session(LoadedSession):
         optimize = self.problem.objective is not None
         self.solver = z3.Optimize(ctx=self.ctx) if optimize else z3.Solver(ctx=self.ctx)
         self.solver.set("random_seed", self.backend.seed)
-        self.solver.add(self.tr.assertions)
+        # Z3_*_assert directly: Solver.add coerces each assertion again in Python.
+        if optimize:
+            add, handle = z3.Z3_optimize_assert, self.solver.optimize
+        else:
+            add, handle = z3.Z3_solver_assert, self.solver.solver
+        ref = self.ctx.ref()
+        for t in self.tr.assertions:
+            add(ref, handle, t.as_ast())
         if optimize:
             self.handle = self.solver.minimize(self.tr.objective)
 
