@@ -36,14 +36,14 @@ def binary(name: str) -> str:
 
 
 def run(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(args, capture_output=True, text=True, timeout=120)
+    return subprocess.run(args, capture_output=True, text=True, timeout=120, check=False)
 
 
 def solve_file(fmt: str, path: Path, p: Problem, offset: int | None):
     """(feasible, objective or None) of an exported file by the external solver."""
     if fmt in ("lp", "mps"):
         out = run(binary("cbc"), str(path), "solve").stdout
-        if re.search(r"infeasible", out, re.I):
+        if re.search(r"infeasible", out, re.IGNORECASE):
             return False, None
         assert "Optimal solution found" in out, out
         value = float(re.search(r"Objective value:\s*(\S+)", out).group(1))

@@ -68,9 +68,9 @@ def write_dimacs(problem: Problem, fmt: str, path: Path, card: str, pb: str) -> 
     from pysat.formula import CNF, WCNF
 
     tr = CnfTranslation(problem, card, pb)
-    comments = [f"c warpweave {problem.name}: {len(problem.bools)} Booleans (variables 1.."
-                f"{len(problem.bools)}), {len(problem.ints)} order-encoded integers, "
-                f"card {card}, pb {pb}"]
+    n = len(problem.bools)
+    comments = [f"c warpweave {problem.name}: {n} Booleans (variables 1..{n}), "
+                + f"{len(problem.ints)} order-encoded integers, card {card}, pb {pb}"]
     if fmt == "cnf":
         CNF(from_clauses=tr.clauses).to_file(str(path), comments=comments)
         return None

@@ -100,8 +100,6 @@ class Cvc5Backend(SessionBackend):
     session_class = Cvc5Session
     requires = ("cvc5",)
 
-
-
     def version(self) -> str:
         import cvc5
 

@@ -157,8 +157,6 @@ class Z3Backend(SessionBackend):
     session_class = Z3Session
     requires = ("z3",)
 
-
-
     def version(self) -> str:
         import z3
 
