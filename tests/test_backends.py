@@ -271,3 +271,12 @@ def test_order_comparisons_are_exact(a, b, sense):
                         values = {g: vg, x: vx, y: vy}
                         assert s.solve(assumptions=tr.model_of(values)) == \
                             p.constraints[0].holds(values), (c, values)
+
+
+def test_cpsat_with_two_workers_is_deterministic():
+    """`cpsat:workers=2` interleaves its workers: the same assignment every time, even on a
+    problem with many optimal solutions."""
+    p = random_3sat(60, ratio=3.0, seed=3, objective=True)
+    runs = [backend("cpsat:workers=2", seed=5).solve(p) for _ in range(3)]
+    assert all(r.status == Status.OPTIMAL for r in runs)
+    assert all(r.values == runs[0].values for r in runs)
