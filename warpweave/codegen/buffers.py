@@ -114,15 +114,21 @@ def anti_dependences(model: Model) -> list[Edge]:
 
 def edge_sync(model: Model, s: Schedule, e: Edge) -> str:
     """How edge e is enforced: "cross" (a channel), "mma" (commit / wait-group), "copy" (wait on
-    the producer's full barrier in its own group) or "local" (in-order issue and fixed latency)."""
+    the producer's full barrier in its own group) or "local" (in-order issue and fixed latency;
+    also MMA -> MMA in one group, which the tensor core orders itself)."""
     if s.group[e.src] != s.group[e.dst]:
         return "cross"
-    return async_kind(model.op(e.src)) or "local"
+    kind = async_kind(model.op(e.src))
+    if kind == "mma" and async_kind(model.op(e.dst)) == "mma":
+        return "local"  # an MMA chain: the tensor core runs one issuer's MMAs in order
+    return kind or "local"
 
 
 def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
-         named_barriers: bool = True) -> Plan:
-    """Ring depths and channels for a (valid) schedule; `depths` overrides computed depths."""
+         named_barriers: bool = True, extra: Mapping[str, str] | None = None) -> Plan:
+    """Ring depths and channels for a (valid) schedule; `depths` overrides computed depths;
+    `extra` names values that get one more slot, with the reason."""
+    extra = extra or {}
     depths = dict(depths or {})
     for name, d in depths.items():
         if not model.has_op(name):
@@ -133,7 +139,11 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
     # Cross-group anti-dependences are folded into the protected value's channel: the reader's
     # group releases the slot when the reader completes.  Same-group ones are ordinary edges.
     folded = {(e.src, e.dst) for e in anti if s.group[e.src] != s.group[e.dst]}
-    data_dist = {(e.src, e.dst): e.distance for e in model.edges if e.is_data}
+    data_dist: dict[tuple[str, str], int] = {}
+    for e in model.edges:
+        if e.is_data:
+            key = (e.src, e.dst)
+            data_dist[key] = max(data_dist.get(key, 0), e.distance)
     notes: list[str] = []
     buffers: dict[str, Buffer] = {}
     channels: dict[str, Channel] = {}
@@ -152,17 +162,25 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                 if need > depth:
                     depth, reason = need, f"anti-dependence {a.src} -> {u} (distance {need})"
         cross = [e for e in synced if s.group[e.dst] != s.group[u]
-                 and (e.src, e.dst) not in folded]
+                 and (e.is_data or (e.src, e.dst) not in folded)]
+        copy_self = [e for e in synced if edge_sync(model, s, e) == "copy"]
+        ch_life = max((_span(s, e) for e in cross + copy_self), default=0)
+        if (cross or copy_self) and ch_life % s.I == 0 and ch_life // s.I + 1 > depth:
+            # A barrier wait and the refill of its slot in the same cycle have no order that
+            # holds under variable latency; a lifetime of exactly depth*I needs one more slot.
+            depth, reason = ch_life // s.I + 1, (f"channel life {ch_life} = "
+                                                 f"{ch_life // s.I}*I, plus one slot")
         for e in cross:
             if e.distance > depth:
                 depth, reason = e.distance, f"channel distance {e.distance} to {e.dst}"
+        if u in extra:
+            depth, reason = depth + 1, f"{reason}; one more slot: {extra[u]}"
         if u in depths:
             reason = f"overridden (computed {depth}: {reason})"
             depth = depths[u]
         space = op.footprint[0][0] if op.footprint else ("smem" if cross else "reg")
         if any(e.is_data for e in out):
             buffers[u] = Buffer(u, depth, space, life, reason)
-        copy_self = [e for e in synced if edge_sync(model, s, e) == "copy"]
         if not cross and not copy_self:
             continue
         readers = []
@@ -171,11 +189,12 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                                   e.is_data, (e.dst, u) in folded))
         consumers = tuple(dict.fromkeys(r.group for r in readers if r.group != s.group[u]))
         spill = op.spill_cost
-        arrive = max(e.delay + (spill if e.is_data and s.group[e.dst] != s.group[u] else 0)
+        # One full barrier publishes the value: as soon as the most eager reader may use it.
+        arrive = min(e.delay + (spill if e.is_data and s.group[e.dst] != s.group[u] else 0)
                      for e in cross + copy_self)
         lowering, ids = "mbarrier", None
         if (named_barriers and not op.is_async and depth == 1 and len(consumers) == 1
-                and op.regs > 0 and not copy_self):
+                and op.regs > 0 and not copy_self and not any(r.anti for r in readers)):
             used = sum(1 for c in channels.values() if c.lowering == "named")
             if used < 7:
                 lowering, ids = "named", (1 + 2 * used, 2 + 2 * used)

@@ -19,10 +19,12 @@ from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 
 
-def _order(model: Model, s: Schedule, p: Plan, ops: list[str]) -> tuple[list[str], list[str]]:
-    """The ops of one group in trip order, and notes on any tie that could not be ordered."""
+def _order(model: Model, s: Schedule, p: Plan, ops: list[str]) -> tuple[list[str], set[str]]:
+    """The ops of one group in trip order, and the values whose same-cycle read-before-refill
+    order is cyclic (each needs one more slot)."""
     index = {v: i for i, v in enumerate(model.op_names)}
     before: dict[str, set[str]] = {v: set() for v in ops}
+    refill: dict[str, set[str]] = {v: set() for v in ops}
     mine = set(ops)
     for e in model.edges:
         u, v = e.src, e.dst
@@ -33,18 +35,18 @@ def _order(model: Model, s: Schedule, p: Plan, ops: list[str]) -> tuple[list[str
             before[v].add(u)  # same trip, same offset: the producer goes first
         elif e.is_data and u in p.buffers and gap % p.buffers[u].depth == 0:
             before[u].add(v)  # v reads the slot that u refills in this very cycle
-    out, notes = [], []
+            refill[u].add(v)
+    out, cyclic = [], set()
     for off in sorted({s.start[v] % s.I for v in ops}):
         pending = sorted((v for v in ops if s.start[v] % s.I == off), key=index.__getitem__)
         while pending:
             ready = [v for v in pending if not (before[v] & set(pending))]
             if not ready:
-                notes.append(f"cyclic same-cycle order among {', '.join(pending)}; "
-                             "kept model order")
+                cyclic |= {u for u in pending if refill[u] & set(pending)}
                 ready = pending
             out.append(ready[0])
             pending.remove(ready[0])
-    return out, notes
+    return out, cyclic
 
 
 def _channel_points(ch: Channel, group: str, pos: dict[str, int]):
@@ -88,7 +90,17 @@ def _wait_counts(body: list[Instr | tuple]) -> list[Instr]:
 def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
           named_barriers: bool = True) -> WarpProgram:
     """The warp programs of a valid schedule (`depths` overrides ring depths, for experiments)."""
-    p = plan(model, s, depths, named_barriers)
+    extra: dict[str, str] = {}
+    while True:
+        p = plan(model, s, depths, named_barriers, extra)
+        more = {}
+        for g in model.machine.warp_groups:
+            mine = [v for v in model.op_names if s.group[v] == g.name]
+            for v in _order(model, s, p, mine)[1]:
+                more[v] = f"read and refilled in one cycle of group {g.name}, in a cyclic order"
+        if not more.keys() - extra.keys() or depths:
+            break
+        extra.update(more)
     notes = list(p.notes)
     groups = []
     by_group: dict[str, list[str]] = {g.name: [] for g in model.machine.warp_groups}
@@ -98,8 +110,9 @@ def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
     for g in model.machine.warp_groups:
         if not by_group[g.name]:
             continue
-        order, more = _order(model, s, p, by_group[g.name])
-        notes += [f"group {g.name}: {m}" for m in more]
+        order, cyclic = _order(model, s, p, by_group[g.name])
+        notes += [f"group {g.name}: same-cycle order among {', '.join(sorted(cyclic))} is "
+                  "cyclic; the simulator will flag the race" for _ in [0] if cyclic]
         pos = {v: i for i, v in enumerate(order)}
         points = {name: _channel_points(ch, g.name, pos) for name, ch in p.channels.items()}
         body: list = []
@@ -151,7 +164,7 @@ def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                                             _threads(ch2, warps), last.lag))
                 else:
                     body.append(ArriveEmpty(name, last.lag, after.op if after else None,
-                                            after.lag if after else 0))
+                                            last.lag - after.lag + s.stage(after.op) if after else 0))
         for name, ch in p.channels.items():
             if ch.lowering != "named":
                 continue

@@ -143,8 +143,17 @@ class Simulator:
         return self.issued[(op, j)] + max(0, delay + self._extra(op, j))
 
     def completion(self, op: str, j: int) -> int:
-        delays = [e.delay for e in self.m.out_edges(op)] + [self.m.op(op).cycles]
+        """When every successor may use the instance: its latest out-edge delay (its cycles if it
+        has no successor), which is what a wait for its completion waits for."""
+        delays = [e.delay for e in self.m.out_edges(op)] or [self.m.op(op).cycles]
         return self.ready(op, j, max(delays))
+
+    def _anti(self, reader: str, value: str) -> list[int]:
+        return [e.delay for e in self.m.out_edges(reader) if e.dst == value and not e.is_data]
+
+    def release(self, reader: str, j: int, value: str) -> int:
+        """When an anti-dependent reader is done with its operand: its order edge's delay."""
+        return self.ready(reader, j, max(self._anti(reader, value)))
 
     def _later(self, when: int, kind: str, data: tuple) -> None:
         self._seq += 1
@@ -177,8 +186,9 @@ class Simulator:
             self._later(max(when, self.t), "full", (x.channel, j))
             return True
         if isinstance(x, ArriveEmpty):
-            when = self.t if x.after is None else max(self.t,
-                                                      self.completion(x.after, k - x.after_lag))
+            when, rj = self.t, k - x.after_lag
+            if x.after is not None and (x.after, rj) in self.issued:  # the reader may not exist
+                when = max(self.t, self.release(x.after, rj, x.channel))
             self._later(when, "empty", (x.channel, j))
             return True
         if isinstance(x, Commit):
@@ -246,14 +256,16 @@ class Simulator:
         if have != i:
             self._race("wrong-iteration", f"{who}, which holds {value}#{have}")
             return
-        delays = [e.delay for e in self.m.in_edges(reader) if e.src == value and e.is_data]
-        spill = self.m.op(value).spill_cost if self.s.group[value] != st.name else 0
-        if self.ready(value, i, min(delays)) + (spill if spill else 0) > self.t:
+        ch = self.p.plan.channels.get(value)
+        if ch is not None and any(r.op == reader for r in ch.readers):
+            delay = ch.arrive_delay  # read through the channel: ready once published
+        else:
+            delay = min(e.delay for e in self.m.in_edges(reader) if e.src == value and e.is_data)
+        if self.ready(value, i, delay) > self.t:
             self._race("not-ready", f"{who} before it is ready")
         self.unread.get((value, i), set()).discard((reader, rj))
-        if any(e.src == reader and e.dst == value and not e.is_data
-               for e in self.m.out_edges(reader)):
-            self.busy[(value, i)] = max(self.busy[(value, i)], self.completion(reader, rj))
+        if self._anti(reader, value):
+            self.busy[(value, i)] = max(self.busy[(value, i)], self.release(reader, rj, value))
 
     def _write(self, value: str, j: int, depth: int) -> None:
         slot = (value, j % depth)
@@ -285,7 +297,10 @@ class Simulator:
     def _named_sync(self, st: _Stream, x: NamedSync) -> bool:
         bar = self.named.setdefault(x.id, {"gen": 0, "count": 0, "who": set(), "waiting": {}})
         if st.name in bar["waiting"]:
-            return bar["gen"] > bar["waiting"][st.name] and bool(bar["waiting"].pop(st.name))
+            if bar["gen"] > bar["waiting"][st.name]:
+                del bar["waiting"][st.name]
+                return True
+            return False
         gen = bar["gen"]
         self._named_arrive(x.id, x.threads, st.name)
         if bar["gen"] > gen:
@@ -342,7 +357,9 @@ class Simulator:
                         got = self._try(st, k, x)
                         if got is True:
                             if st.blocked_since is not None and not st.pacing:
-                                self.stalls[_why(x, st.name)] += self.t - st.blocked_since
+                                lost = self.t - max(st.blocked_since, self._due(st))
+                                if lost > 0:
+                                    self.stalls[_why(x, st.name)] += lost
                             st.blocked_since, st.pacing = None, False
                             st.pc += 1
                             progress = True
@@ -371,6 +388,15 @@ class Simulator:
                 break
             self.t = min(later)
         return self._result(tuple(deadlock))
+
+    def _due(self, st: _Stream) -> int:
+        """The planned cycle of the stream's next issue: waiting before it costs nothing."""
+        if self.pace != "schedule":
+            return 0
+        for k, x in st.items[st.pc:]:
+            if isinstance(x, Issue):
+                return (k - x.lag) * self.s.I + self.s.start[x.op]
+        return 0
 
     def _pending_completions(self) -> list[int]:
         return [self.completion(op, j) for st in self.streams for grp in st.commits
