@@ -7,13 +7,14 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
 
 from warpweave import __version__
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, load_schedule
 from warpweave.core.model import Model
-from warpweave.core.schedule import straight_line
+from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.verify import verify
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
@@ -120,6 +121,143 @@ def cmd_show(args) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# From schedule to program (warpweave.codegen)
+
+
+def _schedule_for(args, model: Model) -> Schedule:
+    """The schedule the codegen commands work on (from --schedule; one place to add solving)."""
+    if not args.schedule:
+        raise InputError("a schedule is needed: give --schedule S.json", ("--schedule",))
+    return load_schedule(args.schedule, model)
+
+
+def _valid_schedule(args) -> tuple[Model, Schedule] | None:
+    """Model and schedule, or None after printing the violations (codegen needs a valid one)."""
+    model = load_model(args.model)
+    schedule = _schedule_for(args, model)
+    violations = verify(model, schedule)
+    if violations:
+        print(f"invalid schedule ({len(violations)} violations); codegen needs a valid one:",
+              file=sys.stderr)
+        for v in violations:
+            print(f"  {v}", file=sys.stderr)
+        return None
+    return model, schedule
+
+
+def cmd_emit(args) -> int:
+    from warpweave.codegen import cuda, text
+    from warpweave.codegen.lower import lower
+    got = _valid_schedule(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule = got
+    program = lower(model, schedule)
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = model.name
+    targets = {"pseudo", "ir", "cuda"} if args.target == "all" else {args.target}
+    written = []
+    if "pseudo" in targets:
+        (out / f"{stem}.qtable.txt").write_text(text.q_table(model, schedule) + "\n")
+        (out / f"{stem}.pseudo.txt").write_text(text.pseudocode(model, program))
+        written += [f"{stem}.qtable.txt", f"{stem}.pseudo.txt"]
+    if "ir" in targets:
+        (out / f"{stem}.ir.txt").write_text(text.ir_text(program))
+        (out / f"{stem}.ir.json").write_text(text.ir_json(program) + "\n")
+        written += [f"{stem}.ir.txt", f"{stem}.ir.json"]
+    status = EXIT_OK
+    report = None
+    if "cuda" in targets:
+        src = cuda.emit_cuda(model, program, args.arch)
+        cu = cuda.write_cuda(src, out, stem)
+        written += [cu.name, src.hooks_name]
+        if not args.no_compile:
+            if cuda.nvcc_path() is None:
+                report = "nvcc not found: not compiled"
+            else:
+                res = cuda.compile_cuda(cu, src.arch)
+                if not res.ok:
+                    print(res.output, file=sys.stderr)
+                    status = EXIT_NO
+                report = _ptxas_lines(res, src)
+    print(f"{model.name}: I={schedule.I}, L={schedule.L}, {program.S} stages; wrote "
+          f"{', '.join(written)} to {out}")
+    for b in program.plan.buffers.values():
+        print(f"  buffer {b.value}: {b.depth} slot{'s' * (b.depth != 1)} ({b.reason})")
+    for name, ch in program.plan.channels.items():
+        print(f"  channel {name}: {ch.group} -> {', '.join(ch.consumers) or '(own group)'}, "
+              f"{ch.depth} slot{'s' * (ch.depth != 1)}, {ch.lowering}")
+    for note in program.notes:
+        print(f"  note: {note}")
+    if report:
+        print(report)
+    return status
+
+
+def _ptxas_lines(res, src) -> str:
+    lines = [f"  nvcc -arch={src.arch}: {'ok' if res.ok else 'FAILED'}"]
+    for k in res.kernels:
+        lines.append(f"  ptxas {k.target} {k.kernel}: {k.registers} registers/thread, "
+                     f"{k.spill_stores} B spill stores, {k.spill_loads} B spill loads, "
+                     f"{k.stack_frame} B stack, {k.smem} B smem")
+    lines.append(f"  setmaxnreg per warp group: {list(src.layout.hw_regs)} "
+                 f"(entry {src.layout.entry_regs}, {src.layout.threads} threads)")
+    return "\n".join(lines)
+
+
+def cmd_simulate(args) -> int:
+    from warpweave.codegen.lower import lower
+    from warpweave.codegen.simulate import simulate
+    got = _valid_schedule(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule = got
+    program = lower(model, schedule)
+    if args.iterations < program.min_iterations:
+        raise InputError(f"must be >= {program.min_iterations} for this schedule",
+                         ("--iterations",), args.iterations)
+    if not 0 <= args.jitter < 100:
+        raise InputError("must be in [0, 100)", ("--jitter",), args.jitter)
+    res = simulate(model, schedule, program, args.iterations, args.jitter / 100, args.seed,
+                   args.pace)
+    if args.json:
+        _print_json({"model": model.name, "I": schedule.I, "iterations": res.iterations,
+                     "ok": res.ok, "deadlock": list(res.deadlock),
+                     "races": [str(r) for r in res.races],
+                     "rate": str(res.rate) if res.rate is not None else None,
+                     "target": str(res.target), "gap": res.gap(), "stalls": res.stalls,
+                     "makespan": res.makespan})
+    else:
+        lat = f"jitter {args.jitter:g}% (seed {args.seed})" if args.jitter else "fixed latencies"
+        print(f"{model.name}: {res.iterations} iterations, {lat}, {args.pace} pacing, "
+              f"{res.makespan} cycles")
+        print(f"  deadlock: {'; '.join(res.deadlock) or 'none'}")
+        print(f"  races: {len(res.races)}")
+        for r in res.races[:10]:
+            print(f"    {r}")
+        rate = f"{res.rate} = {float(res.rate):.4f}" if res.rate is not None else "n/a"
+        print(f"  steady state: {rate} iterations/cycle; 1/I = {res.target}")
+        gap = res.gap()
+        print(f"  {'gap: ' + gap if gap else 'reaches 1/I'}")
+        for k, v in sorted(res.stalls.items(), key=lambda kv: -kv[1])[:6]:
+            print(f"    stall {k}: {v} cycles")
+    return EXIT_OK if res.ok else EXIT_NO
+
+
+def cmd_draw(args) -> int:
+    from warpweave.codegen.draw import draw_all
+    got = _valid_schedule(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule = got
+    made = draw_all(model, schedule, args.out)
+    for name, how in made.items():
+        print(f"{Path(args.out) / name}: {how}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable] = {}
 
@@ -152,6 +290,44 @@ def build_parser() -> argparse.ArgumentParser:
                        "reservations and resources, and edges.")
     p.add_argument("model", help="model file (.json or .toml)")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("emit", help="pipelined code from a schedule: pseudocode, IR, CUDA C++",
+                       description="Lower a valid schedule to per-warp-group programs and print "
+                       "them: the Q table and pseudocode (pseudo), the warp-program IR as text "
+                       "and JSON (ir), a CUDA C++ kernel skeleton with hooks (cuda; compiled "
+                       "with nvcc when present, reporting ptxas registers and spills).")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    p.add_argument("--target", choices=("pseudo", "ir", "cuda", "all"), default="all")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--arch", choices=("sm_90a", "sm_100a"),
+                   help="CUDA target (default: sm_100a for Blackwell-like machine names, "
+                   "else sm_90a)")
+    p.add_argument("--no-compile", action="store_true", help="do not run nvcc")
+    p.set_defaults(func=cmd_emit)
+
+    p = sub.add_parser("simulate", help="run the warp programs in a discrete-event simulator",
+                       description="Simulate the warp programs of a valid schedule: deadlock, "
+                       "ring-slot races and wrong-iteration reads are reported, and the "
+                       "steady-state rate is compared with 1/I. Exit 0 clean, 1 otherwise.")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    p.add_argument("--iterations", type=int, default=64, help="loop iterations (default 64)")
+    p.add_argument("--jitter", type=float, default=0.0,
+                   help="randomize variable-latency ops by up to +-PCT percent")
+    p.add_argument("--seed", type=int, default=0, help="random seed for --jitter")
+    p.add_argument("--pace", choices=("schedule", "greedy"), default="schedule",
+                   help="issue ops at their scheduled cycle (default) or as soon as possible")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("draw", help="pictures: Q timeline (SVG/PNG), dependence graph (DOT/SVG)",
+                       description="Write timeline.svg (and timeline.png with matplotlib), "
+                       "graph.dot and graph.svg (graphviz dot if on PATH, else built in).")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(func=cmd_draw)
     return parser
 
 
