@@ -2,8 +2,9 @@
 
 Every value with a data use gets a ring of `depth` slots (instance `j` lives in slot `j mod depth`).
 The depth is the number of simultaneously live copies in the steady-state loop: a value issued at
-M(u) and last read at M(u) + life lives in ceil(life / I) overlapping copies.  (Over the finite
-program Q that count can only be smaller: Q truncates lifetimes that run past its end.)  An
+M(u) and last read at M(u) + life lives in ceil(life / I) overlapping copies.  In Q's steady-state
+window Q's liveness is the loop's, minus copies from before Q, so Q never counts more there; at
+Q's end rule 4 keeps values used beyond Q live to T+1, which is not a property of the loop.  An
 anti-dependence - an order edge c -> p where c reads p's value - says the slot stays busy until c
 completes; with data distance dd and order distance da the ring needs dd + da slots.
 
