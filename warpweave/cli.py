@@ -193,7 +193,8 @@ def describe_outcome(outcome: Outcome, streaming) -> str:
                      f"{x.depth(s.I if s else outcome.lower_bound)} iteration(s) ahead")
     infeasible = [a for a in outcome.attempts if a.status == "infeasible"]
     if infeasible:
-        cases = ", ".join(f"I={a.I} S={a.S}" for a in infeasible[:12])
+        cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"
+                                          else f"S={a.S}") for a in infeasible[:12])
         more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
         lines.append(f"  proof: infeasible {cases}{more}")
     return "\n".join(lines)

@@ -70,6 +70,10 @@ class Constraint:
     # variable-latency group) never changes whether the constraint holds: encodings may then
     # break that symmetry.  Built-ins are; a plugin must say so to allow it.
     group_symmetric: ClassVar[bool] = False
+    # True when the constraint does not look at Q's copies (only at start times, groups and L),
+    # and a longer L only relaxes it: infeasible at L = S*I then means infeasible for every
+    # shorter L too, which lets the search rule out a whole I with one solve.
+    q_free: ClassVar[bool] = False
 
     def check(self, model: Model, schedule: Schedule) -> list[Violation]:
         return RULES[self.name](model, schedule, straight_line(model, schedule))
@@ -93,6 +97,7 @@ class _Builtin(Constraint):
 class Dependence(_Builtin):
     """Rule 1: M(v) + delta*I >= M(u) + d for every edge."""
 
+    q_free = True
     name = "dependence"
 
     def encode(self, view: VariableView) -> None:
@@ -103,6 +108,7 @@ class Dependence(_Builtin):
 class CrossWarpSpill(_Builtin):
     """Rule 1's spill term: a data edge between groups also waits spill_cost(src)."""
 
+    q_free = True
     name = "cross_warp_spill"
 
     def encode(self, view: VariableView) -> None:
@@ -116,6 +122,7 @@ class CrossWarpSpill(_Builtin):
 class Capacity(_Builtin):
     """Rule 2: reservations on each unit fit its capacity in every slot."""
 
+    q_free = True
     name = "capacity"
 
     def encode(self, view: VariableView) -> None:
@@ -129,6 +136,7 @@ class Capacity(_Builtin):
 class Completion(_Builtin):
     """Rule 3: M(v) + cycles(v) <= L for the length L the problem picks."""
 
+    q_free = True
     name = "completion"
 
     def encode(self, view: VariableView) -> None:
@@ -148,6 +156,7 @@ class Liveness(_Builtin):
     """Rule 4: no data use issues before the value it reads.  The lifetimes themselves are defined
     by the view from `uses_in_q`, for the constraints that weigh them (memory, registers)."""
 
+    q_free = True
     name = "liveness"
 
     def encode(self, view: VariableView) -> None:
@@ -185,6 +194,7 @@ class RegisterLimit(_Builtin):
 class WarpUniqueness(_Builtin):
     """Rule 6: each op on exactly one group, one with at least warps(v) warps."""
 
+    q_free = True
     name = "warp_uniqueness"
 
     def encode(self, view: VariableView) -> None:
@@ -199,6 +209,7 @@ class WarpUniqueness(_Builtin):
 class VariableLatency(_Builtin):
     """Rule 7: exactly the variable-latency ops run on the variable-latency group."""
 
+    q_free = True
     name = "variable_latency"
 
     def encode(self, view: VariableView) -> None:
