@@ -94,7 +94,8 @@ def _draw(rng: random.Random, max_ops: int) -> tuple[Model, Schedule] | None:
 def hopper_gemm() -> Model:
     """A Hopper-like GEMM main loop: a producer warp group issues TMA loads (variable latency)
     into a 2-deep shared-memory ring; a consumer warp group runs the async MMA chain, rescales
-    the accumulator on the ALU, and the MMA's read of the tile is protected by an anti-dependence."""
+    the accumulator on the ALU, and the MMA's read of the tile is protected by an
+    anti-dependence."""
     machine = Machine("hopper-toy", [Unit("tma", 1), Unit("tc", 1), Unit("alu", 1)],
                       [Memory("smem", 232448)],
                       [WarpGroup("producer", 4, 40), WarpGroup("consumer", 4, 232)], "producer")
@@ -136,7 +137,7 @@ def best_schedule(model: Model, group: dict[str, str], max_i: int = 8,
     for I in range(1, max_i + 1):  # noqa: E741
         best = None
         for starts in itertools.product(range(max_start), repeat=len(names)):
-            start = dict(zip(names, starts))
+            start = dict(zip(names, starts, strict=True))
             s = Schedule.tight(model, I, start, group)
             if best is not None and s.L >= best.L:
                 continue

@@ -7,11 +7,12 @@ import random
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from schedgen import blackwell_attention, hopper_gemm, random_case
 from warpweave.codegen.buffers import plan
 from warpweave.codegen.lower import lower
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.verify import verify
+
+from .schedgen import blackwell_attention, hopper_gemm, random_case
 
 HOPPER_GROUPS = {"load": "producer", "mma": "consumer", "scale": "consumer"}
 BLACKWELL_GROUPS = {"loadk": "load", "loadv": "load", "qk": "mma", "pv": "mma",

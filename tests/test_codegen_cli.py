@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import json
 
-from conftest import EXAMPLES
 from warpweave.cli import main
+
+from .conftest import EXAMPLES
 
 MODEL = str(EXAMPLES / "fa-simplified.json")
 GOOD = str(EXAMPLES / "fa-simplified.schedule.json")

@@ -8,10 +8,18 @@ import os
 
 import pytest
 
-from test_codegen_buffers import blackwell_case, hopper_case
 from warpweave.codegen.cuda import (
-    arch_for, compile_cuda, emit_cuda, layout, nvcc_path, parse_ptxas, write_cuda)
+    arch_for,
+    compile_cuda,
+    emit_cuda,
+    layout,
+    nvcc_path,
+    parse_ptxas,
+    write_cuda,
+)
 from warpweave.codegen.lower import lower
+
+from .test_codegen_buffers import blackwell_case, hopper_case
 
 
 def _need_nvcc() -> None:

@@ -6,11 +6,19 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from conftest import EXAMPLES
-from test_codegen_buffers import blackwell_case
 from warpweave.codegen.draw import (
-    draw_all, graph_dot, graph_svg, group_colors, timeline_png, timeline_rows, timeline_svg)
+    draw_all,
+    graph_dot,
+    graph_svg,
+    group_colors,
+    timeline_png,
+    timeline_rows,
+    timeline_svg,
+)
 from warpweave.core.formats import load_schedule
+
+from .conftest import EXAMPLES
+from .test_codegen_buffers import blackwell_case
 
 SVG = "{http://www.w3.org/2000/svg}"
 

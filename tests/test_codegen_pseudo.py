@@ -8,7 +8,7 @@ from warpweave.codegen.lower import lower
 from warpweave.codegen.text import ir_json, ir_text, pseudocode, q_table
 from warpweave.core.formats import load_schedule
 
-from conftest import EXAMPLES
+from .conftest import EXAMPLES
 
 
 def _sections(text: str) -> dict[str, list[str]]:

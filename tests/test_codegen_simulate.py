@@ -10,12 +10,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conftest import EXAMPLES
-from schedgen import random_case
-from test_codegen_buffers import blackwell_case, fa_long_s, hopper_case
 from warpweave.codegen.lower import lower
 from warpweave.codegen.simulate import simulate
 from warpweave.core.formats import load_schedule
+
+from .conftest import EXAMPLES
+from .schedgen import random_case
+from .test_codegen_buffers import blackwell_case, fa_long_s, hopper_case
 
 
 def test_fa_simplified_reaches_one_over_i(fa_model):

@@ -9,12 +9,22 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
+
 from warpweave import __version__
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
-from warpweave.core.formats import load_model, load_schedule
+from warpweave.core.formats import (
+    dumps,
+    load_model,
+    read_document,
+    schedule_from_dict,
+    schedule_to_dict,
+)
 from warpweave.core.model import Model
-from warpweave.core.schedule import Schedule, straight_line
+from warpweave.core.schedule import Schedule, ring_depths, straight_line
+from warpweave.core.search import Attempt, Outcome, constraint_set, search
+from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import verify
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
@@ -26,7 +36,7 @@ def _print_json(doc) -> None:
 
 def _table(rows: list[list[str]], indent: str = "  ") -> str:
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                      for r in rows)
 
 
@@ -35,7 +45,13 @@ def _table(rows: list[list[str]], indent: str = "  ") -> str:
 
 def cmd_verify(args) -> int:
     model = load_model(args.model)
-    schedule = load_schedule(args.schedule, model)
+    doc = read_document(args.schedule)
+    if doc.get("streaming"):  # solved with streaming ops at zero latency: verify the same model
+        model, _ = apply_streaming(model)
+    try:
+        schedule = schedule_from_dict(doc, model)
+    except InputError as exc:
+        raise exc.with_file(args.schedule) from None
     violations = verify(model, schedule)
     q = straight_line(model, schedule)
     if args.json:
@@ -120,21 +136,137 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def _progress(a: Attempt) -> None:
+    """One line per question the search answers, on a terminal only."""
+    if sys.stderr.isatty():
+        length = f" L={a.L}" if a.L is not None else ""
+        print(f"  {a.phase:<9} I={a.I:<4} S={a.S:<2} {a.status:<10}{length} "
+              f"({a.seconds:.2f} s)", file=sys.stderr)
+
+
+def solve_report(outcome: Outcome, streaming) -> dict:
+    """The schedule format of DESIGN section 5 with the search's extra fields."""
+    s = outcome.schedule
+    extra = {"optimal": outcome.optimal, "status": outcome.status,
+             "lower_bound": outcome.lower_bound, "proof": outcome.proof(),
+             "backend": outcome.backend, "encoding": outcome.encoding,
+             "seconds": round(outcome.seconds, 3), "constraints": list(outcome.constraints),
+             "notes": list(outcome.notes)}
+    if streaming:
+        extra["streaming"] = [x.to_dict(s.I if s else outcome.lower_bound) for x in streaming]
+    if s is None:
+        return {"format": "warpweave.schedule/1", "model": outcome.model.name, "I": None,
+                **extra}
+    extra["stages"] = s.stages
+    extra["buffers"] = ring_depths(outcome.model, s)
+    return schedule_to_dict(s, **extra)
+
+
+def describe_outcome(outcome: Outcome, streaming) -> str:
+    """The readable report of a solve."""
+    b, s, m = outcome.bounds, outcome.schedule, outcome.model
+    why = f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "") + \
+        f", RecMII {b.rec_mii}"
+    lines = [f"{m.name}: {outcome.status}"]
+    if s is not None:
+        proof = "proven optimal" if outcome.optimal else \
+            f"not proven optimal: no I < {outcome.lower_bound} is feasible"
+        lines.append(f"  I = {s.I} ({proof}; lower bound {b.lower}: {why})")
+        lines.append(f"  L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}")
+    elif outcome.status == "infeasible":
+        lines.append(f"  no schedule with I <= {b.i_upper} (beyond which a larger I cannot "
+                     f"help) and at most {outcome.max_stages} stages")
+    else:
+        lines.append(f"  no schedule found; no I < {outcome.lower_bound} is feasible")
+    lines.append(f"  backend {outcome.backend}, encoding {outcome.encoding}, "
+                 f"{outcome.seconds:.2f} s, {len(outcome.attempts)} solver calls")
+    for note in outcome.notes:
+        lines.append(f"  note: {note}")
+    if s is not None:
+        depths = ring_depths(m, s)
+        rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
+        for op in m.ops:
+            rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),
+                         s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
+        lines.append(_table(rows))
+    for x in streaming:
+        lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
+                     f"{x.depth(s.I if s else outcome.lower_bound)} iteration(s) ahead")
+    infeasible = [a for a in outcome.attempts if a.status == "infeasible"]
+    if infeasible:
+        cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"
+                                          else f"S={a.S}") for a in infeasible[:12])
+        more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
+        lines.append(f"  proof: infeasible {cases}{more}")
+    return "\n".join(lines)
+
+
+def cmd_solve(args) -> int:
+    model = load_model(args.model)
+    streaming = []
+    if not args.no_streaming:
+        model, streaming = apply_streaming(model)
+    cons = constraint_set(without=args.without)
+    outcome = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
+                     max_stages=args.max_stages, time_limit=args.time_limit,
+                     solve_limit=args.solve_limit, paper=args.paper_search,
+                     tie_breakers=args.tie_break, seed=args.seed, progress=_progress)
+    if args.paper_search and outcome.schedule is not None:
+        full = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
+                      max_stages=args.max_stages, time_limit=args.time_limit,
+                      solve_limit=args.solve_limit, seed=args.seed, progress=_progress)
+        outcome = _compare(outcome, full)
+    report = solve_report(outcome, streaming)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(dumps(report))
+    if args.json:
+        print(dumps(report), end="")
+    else:
+        print(describe_outcome(outcome, streaming))
+    if outcome.status == "optimal" or (args.paper_search and outcome.schedule is not None):
+        return EXIT_OK
+    return EXIT_NO if outcome.status == "infeasible" else EXIT_LIMIT
+
+
+def _compare(paper: Outcome, full: Outcome) -> Outcome:
+    """Algorithm 1's answer with a note on how the full search's answer differs."""
+    a, b = paper.schedule, full.schedule
+    if b is None:
+        note = f"the full search found no schedule ({full.status})"
+    elif (a.I, a.L) == (b.I, b.L):
+        note = f"the full search agrees: I={b.I}, L={b.L} ({full.status})"
+    else:
+        note = f"the full search differs: I={b.I}, L={b.L} ({full.status}) vs Algorithm 1's " \
+               f"I={a.I}, L={a.L}"
+    return attrs.evolve(paper, notes=paper.notes + (note,))
+
+
 # ---------------------------------------------------------------------------------------------
 # From schedule to program (warpweave.codegen)
 
 
-def _schedule_for(args, model: Model) -> Schedule:
-    """The schedule the codegen commands work on (from --schedule; one place to add solving)."""
+def _schedule_for(args, model: Model) -> tuple[Model, Schedule, dict[str, int]]:
+    """The schedule the codegen commands work on (from --schedule; one place to add solving):
+    the model it is for (streaming ops at zero latency if it was solved so), the schedule, and
+    how many iterations each streaming op must run ahead."""
     if not args.schedule:
         raise InputError("a schedule is needed: give --schedule S.json", ("--schedule",))
-    return load_schedule(args.schedule, model)
+    doc = read_document(args.schedule)
+    run_ahead: dict[str, int] = {}
+    if doc.get("streaming"):
+        model, changed = apply_streaming(model)
+        run_ahead = {c.op: c.depth(doc.get("I", 1)) for c in changed}
+    try:
+        return model, schedule_from_dict(doc, model), run_ahead
+    except InputError as exc:
+        raise exc.with_file(args.schedule) from None
 
 
-def _valid_schedule(args) -> tuple[Model, Schedule] | None:
-    """Model and schedule, or None after printing the violations (codegen needs a valid one)."""
-    model = load_model(args.model)
-    schedule = _schedule_for(args, model)
+def _valid_schedule(args) -> tuple[Model, Schedule, dict[str, int]] | None:
+    """Model, schedule and run-ahead depths, or None after printing the violations (codegen
+    needs a valid schedule)."""
+    model, schedule, run_ahead = _schedule_for(args, load_model(args.model))
     violations = verify(model, schedule)
     if violations:
         print(f"invalid schedule ({len(violations)} violations); codegen needs a valid one:",
@@ -142,7 +274,7 @@ def _valid_schedule(args) -> tuple[Model, Schedule] | None:
         for v in violations:
             print(f"  {v}", file=sys.stderr)
         return None
-    return model, schedule
+    return model, schedule, run_ahead
 
 
 def cmd_emit(args) -> int:
@@ -151,8 +283,8 @@ def cmd_emit(args) -> int:
     got = _valid_schedule(args)
     if got is None:
         return EXIT_NO
-    model, schedule = got
-    program = lower(model, schedule)
+    model, schedule, run_ahead = got
+    program = lower(model, schedule, run_ahead=run_ahead)
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = model.name
@@ -212,8 +344,8 @@ def cmd_simulate(args) -> int:
     got = _valid_schedule(args)
     if got is None:
         return EXIT_NO
-    model, schedule = got
-    program = lower(model, schedule)
+    model, schedule, run_ahead = got
+    program = lower(model, schedule, run_ahead=run_ahead)
     if args.iterations < program.min_iterations:
         raise InputError(f"must be >= {program.min_iterations} for this schedule",
                          ("--iterations",), args.iterations)
@@ -250,7 +382,7 @@ def cmd_draw(args) -> int:
     got = _valid_schedule(args)
     if got is None:
         return EXIT_NO
-    model, schedule = got
+    model, schedule, _ = got
     made = draw_all(model, schedule, args.out)
     for name, how in made.items():
         print(f"{Path(args.out) / name}: {how}")
@@ -290,6 +422,36 @@ def build_parser() -> argparse.ArgumentParser:
                        "reservations and resources, and edges.")
     p.add_argument("model", help="model file (.json or .toml)")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "solve", help="find an optimal schedule and warp assignment, with a proof",
+        description="Search I upward from max(ResMII, RecMII); at each I try every stage count "
+        "S <= --max-stages, minimizing L. Exit 0 optimal, 1 no schedule within the bounds, "
+        "2 bad input, 3 a limit reached before the proof was complete.")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--backend", default="cpsat", help="solver backend, e.g. cpsat, cbc, highs, "
+                   "z3, cvc5, yices, sat:cadical195/totalizer (default: cpsat)")
+    p.add_argument("--encoding", default="compact", help="encoding of time: compact (default) "
+                   "or paper (the Twill paper's Figures 4-6)")
+    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) searched "
+                   "(default: derived from the graph, see `warpweave bounds`)")
+    p.add_argument("--time-limit", type=float, help="seconds for the whole search")
+    p.add_argument("--solve-limit", type=float, help="seconds for each solver call")
+    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
+                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
+                   "search")
+    p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
+                   help="leave a constraint out (repeatable), e.g. --without concurrency")
+    p.add_argument("--tie-break", action="append", default=[], metavar="WHAT",
+                   help="among optimal (I, L): groups | cross_edges | register_peak "
+                   "(repeatable, applied in order)")
+    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
+                   "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print the schedule format (DESIGN 5) "
+                   "with optimal, lower_bound, proof, stages, buffers, ...")
+    p.add_argument("--out", help="also write the JSON report to this file")
+    p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("emit", help="pipelined code from a schedule: pseudocode, IR, CUDA C++",
                        description="Lower a valid schedule to per-warp-group programs and print "

@@ -126,10 +126,12 @@ def edge_sync(model: Model, s: Schedule, e: Edge) -> str:
 
 
 def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
-         named_barriers: bool = True, extra: Mapping[str, str] | None = None) -> Plan:
+         named_barriers: bool = True, extra: Mapping[str, str] | None = None,
+         run_ahead: Mapping[str, int] | None = None) -> Plan:
     """Ring depths and channels for a (valid) schedule; `depths` overrides computed depths;
-    `extra` names values that get one more slot, with the reason."""
-    extra = extra or {}
+    `extra` names values that get one more slot, with the reason; `run_ahead[op]` adds slots
+    for a streaming op (zero latency in the model) to run that many iterations ahead."""
+    extra, run_ahead = extra or {}, run_ahead or {}
     depths = dict(depths or {})
     for name, d in depths.items():
         if not model.has_op(name):
@@ -176,6 +178,9 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                 depth, reason = e.distance, f"channel distance {e.distance} to {e.dst}"
         if u in extra:
             depth, reason = depth + 1, f"{reason}; one more slot: {extra[u]}"
+        if run_ahead.get(u):
+            depth, reason = depth + run_ahead[u], (f"{reason}; +{run_ahead[u]} to run ahead "
+                                                   "(streaming op)")
         if u in depths:
             reason = f"overridden (computed {depth}: {reason})"
             depth = depths[u]

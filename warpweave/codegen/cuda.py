@@ -27,8 +27,19 @@ import attrs
 
 from warpweave.codegen.buffers import async_kind
 from warpweave.codegen.warp_ir import (
-    ArriveEmpty, ArriveFull, Commit, GroupProgram, Instr, Issue, NamedArrive, NamedSync, WaitEmpty,
-    WaitFull, WaitGroup, WarpProgram)
+    ArriveEmpty,
+    ArriveFull,
+    Commit,
+    GroupProgram,
+    Instr,
+    Issue,
+    NamedArrive,
+    NamedSync,
+    WaitEmpty,
+    WaitFull,
+    WaitGroup,
+    WarpProgram,
+)
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 
@@ -265,7 +276,7 @@ class _Printer:
                 continue
             params = ["WwCtx& ctx", "int iter"]
             if op.name in self.p.plan.buffers:
-                params.append(f"float* out" if op.name in self.smem_values else "float& out")
+                params.append("float* out" if op.name in self.smem_values else "float& out")
             reads = [e for e in self.m.in_edges(op.name) if e.is_data]
             for i, e in enumerate(reads):
                 params.append(f"const float* in{i}" if e.src in self.smem_values

@@ -13,8 +13,21 @@ from collections.abc import Mapping
 
 from warpweave.codegen.buffers import Channel, Plan, async_kind, edge_sync, plan
 from warpweave.codegen.warp_ir import (
-    ArriveEmpty, ArriveFull, Commit, GroupProgram, Hazard, Instr, Issue, NamedArrive, NamedSync,
-    Read, WaitEmpty, WaitFull, WaitGroup, WarpProgram)
+    ArriveEmpty,
+    ArriveFull,
+    Commit,
+    GroupProgram,
+    Hazard,
+    Instr,
+    Issue,
+    NamedArrive,
+    NamedSync,
+    Read,
+    WaitEmpty,
+    WaitFull,
+    WaitGroup,
+    WarpProgram,
+)
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 
@@ -88,11 +101,13 @@ def _wait_counts(body: list[Instr | tuple]) -> list[Instr]:
 
 
 def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
-          named_barriers: bool = True) -> WarpProgram:
-    """The warp programs of a valid schedule (`depths` overrides ring depths, for experiments)."""
+          named_barriers: bool = True, run_ahead: Mapping[str, int] | None = None
+          ) -> WarpProgram:
+    """The warp programs of a valid schedule (`depths` overrides ring depths, for experiments;
+    `run_ahead` gives streaming ops extra slots: iterations they may run ahead)."""
     extra: dict[str, str] = {}
     while True:
-        p = plan(model, s, depths, named_barriers, extra)
+        p = plan(model, s, depths, named_barriers, extra, run_ahead)
         more = {}
         for g in model.machine.warp_groups:
             mine = [v for v in model.op_names if s.group[v] == g.name]
@@ -163,8 +178,9 @@ def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                     body.append(NamedArrive(name, "empty", ch2.named_ids[1],
                                             _threads(ch2, warps), last.lag))
                 else:
-                    body.append(ArriveEmpty(name, last.lag, after.op if after else None,
-                                            last.lag - after.lag + s.stage(after.op) if after else 0))
+                    # the anti-dependent reader of this instance: iteration instance + distance
+                    lag = last.lag - after.lag + s.stage(after.op) if after else 0
+                    body.append(ArriveEmpty(name, last.lag, after.op if after else None, lag))
         for name, ch in p.channels.items():
             if ch.lowering != "named":
                 continue

@@ -31,8 +31,18 @@ import attrs
 
 from warpweave.codegen.buffers import async_kind
 from warpweave.codegen.warp_ir import (
-    ArriveEmpty, ArriveFull, Commit, Instr, Issue, NamedArrive, NamedSync, WaitEmpty, WaitFull,
-    WaitGroup, WarpProgram)
+    ArriveEmpty,
+    ArriveFull,
+    Commit,
+    Instr,
+    Issue,
+    NamedArrive,
+    NamedSync,
+    WaitEmpty,
+    WaitFull,
+    WaitGroup,
+    WarpProgram,
+)
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 

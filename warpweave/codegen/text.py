@@ -8,8 +8,19 @@ import json
 import attrs
 
 from warpweave.codegen.warp_ir import (
-    ArriveEmpty, ArriveFull, Commit, GroupProgram, Instr, Issue, NamedArrive, NamedSync, WaitEmpty,
-    WaitFull, WaitGroup, WarpProgram)
+    ArriveEmpty,
+    ArriveFull,
+    Commit,
+    GroupProgram,
+    Instr,
+    Issue,
+    NamedArrive,
+    NamedSync,
+    WaitEmpty,
+    WaitFull,
+    WaitGroup,
+    WarpProgram,
+)
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule, straight_line
 
@@ -33,11 +44,12 @@ def q_table(model: Model, schedule: Schedule) -> str:
         mark = "steady" if lo <= t < hi else ("prologue" if t < lo else "epilogue")
         rows.append([str(t)] + [" ".join(cells.get((t, c), [])) for c in units + groups] + [mark])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in rows)
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
+    return "\n".join(lines)
 
 
 def _index(lag: int, k: int | None, e: int | None, n: str = "n") -> str:
-    """The iteration `k - lag` as text: a number in the prologue, `i-lag` in the loop, `n-..` after."""
+    """Iteration `k - lag` as text: a number in the prologue, `i-lag` in the loop, `n-..` after."""
     if k is not None:
         return str(k - lag)
     if e is not None:

@@ -325,7 +325,7 @@ def load_schedule(path: str | Path, model: Model) -> Schedule:
 
 
 def schedule_to_dict(schedule: Schedule, **extra: Any) -> dict:
-    """The schedule format of DESIGN section 5, plus any `extra` fields (`optimal`, `proof`, ...)."""
+    """The schedule format of DESIGN section 5 plus any `extra` fields (`optimal`, `proof`, ...)."""
     doc = {"format": SCHEDULE_FORMAT, "model": schedule.model, "I": schedule.I, "L": schedule.L,
            "start": dict(schedule.start), "group": dict(schedule.group)}
     doc.update(extra)
