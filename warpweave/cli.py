@@ -277,14 +277,22 @@ def _valid_schedule(args) -> tuple[Model, Schedule, dict[str, int]] | None:
     return model, schedule, run_ahead
 
 
-def cmd_emit(args) -> int:
-    from warpweave.codegen import cuda, text
+def _lowered(args):
+    """(model, schedule, warp program), or None when the schedule is invalid."""
     from warpweave.codegen.lower import lower
     got = _valid_schedule(args)
     if got is None:
-        return EXIT_NO
+        return None
     model, schedule, run_ahead = got
-    program = lower(model, schedule, run_ahead=run_ahead)
+    return model, schedule, lower(model, schedule, run_ahead=run_ahead)
+
+
+def cmd_emit(args) -> int:
+    from warpweave.codegen import cuda, text
+    got = _lowered(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule, program = got
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = model.name
@@ -339,13 +347,11 @@ def _ptxas_lines(res, src) -> str:
 
 
 def cmd_simulate(args) -> int:
-    from warpweave.codegen.lower import lower
     from warpweave.codegen.simulate import simulate
-    got = _valid_schedule(args)
+    got = _lowered(args)
     if got is None:
         return EXIT_NO
-    model, schedule, run_ahead = got
-    program = lower(model, schedule, run_ahead=run_ahead)
+    model, schedule, program = got
     if args.iterations < program.min_iterations:
         raise InputError(f"must be >= {program.min_iterations} for this schedule",
                          ("--iterations",), args.iterations)

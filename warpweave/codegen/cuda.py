@@ -73,9 +73,10 @@ class Layout:
 
 
 def layout(model: Model, p: WarpProgram) -> Layout:
-    """Place groups on consecutive warps, pad to whole warp groups, pick setmaxnreg values."""
+    """Place groups on consecutive warps (whole warp groups first, so they stay aligned; then
+    the small ones packed together), pad to whole warp groups, pick setmaxnreg values."""
     first, warps, w = {}, {}, 0
-    for g in p.groups:
+    for g in sorted(p.groups, key=lambda g: g.warps % 4 != 0):
         first[g.group], warps[g.group] = w, g.warps
         w += g.warps
     hw = max(1, math.ceil(w / 4))
@@ -182,8 +183,13 @@ class _Printer:
                     f"[{self.slot_expr(x.channel, x.lag, k, static)}], {par});"]
         if isinstance(x, ArriveFull | ArriveEmpty):
             side = "full" if isinstance(x, ArriveFull) else "empty"
+            why = ""
+            if isinstance(x, ArriveEmpty) and x.after:
+                why = f"  // when {x.after} is done reading: an async body arrives on completion"
+            elif isinstance(x, ArriveFull) and async_kind(self.m.op(x.op)):
+                why = f"  // {x.op} is async: a real body arrives on completion instead"
             return [f"ww::mbar_arrive(&ww_{side}_{_ident(x.channel)}"
-                    f"[{self.slot_expr(x.channel, x.lag, k, static)}]);"]
+                    f"[{self.slot_expr(x.channel, x.lag, k, static)}]);{why}"]
         if isinstance(x, Commit):
             if self.arch == "sm_90a":
                 return ["ww::mma_commit_group();"]

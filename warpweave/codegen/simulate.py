@@ -23,6 +23,7 @@ steady-state iteration completions.
 from __future__ import annotations
 
 import heapq
+import math
 import random
 from collections import defaultdict
 from fractions import Fraction
@@ -117,8 +118,9 @@ class Simulator:
         for op in model.ops:
             for j in range(n):
                 lat = op.cycles
-                if jitter and op.variable_latency:
-                    lat = max(1, op.cycles + round(op.cycles * rng.uniform(-jitter, jitter)))
+                if jitter and op.variable_latency:  # integer extra in [-floor, +ceil] of c*jitter
+                    spread = op.cycles * jitter
+                    lat = max(1, op.cycles + rng.randint(-math.floor(spread), math.ceil(spread)))
                 self.lat[(op.name, j)] = lat
         self.streams = []
         for g in program.groups:
