@@ -50,3 +50,17 @@ def test_invalid_or_missing_schedule(tmp_path, capsys):
     assert main(["emit", MODEL, "--out", str(tmp_path)]) == 2
     assert main(["simulate", MODEL, "--schedule", GOOD, "--iterations", "0"]) == 2
     assert "--iterations = 0" in capsys.readouterr().err
+
+
+def test_streaming_schedule_gets_run_ahead_slots(tmp_path, capsys):
+    doc = json.loads((EXAMPLES / "hopper-gemm.schedule.json").read_text())
+    doc["streaming"] = True  # as `solve` writes it: the load runs ahead at zero latency
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    model = str(EXAMPLES / "hopper-gemm.json")
+    assert main(["emit", model, "--schedule", str(path), "--target", "ir", "--out",
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    # 2 slots for the anti-dependence, plus ceil(latency 2 / I 3) = 1 to run ahead
+    assert "buffer load: 3 slots" in out and "run ahead" in out
+    assert main(["simulate", model, "--schedule", str(path), "--jitter", "50"]) == 0

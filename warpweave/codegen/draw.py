@@ -50,13 +50,19 @@ def timeline_rows(model: Model, s: Schedule) -> tuple[list[str], list[tuple[str,
     for g in model.machine.warp_groups:
         if g.name not in s.group.values():
             continue
-        row = f"@{g.name}"
-        rows.append(row)
-        for x in q.instances:
-            if s.group[x.op] == g.name:
-                op = model.op(x.op)
-                occ = 1 if op.is_async else op.cycles
-                boxes.append((row, x.issue, x.issue + occ, x.op, x.copy))
+        lanes: list[int] = []  # per lane: the cycle it is free from; concurrent ops stack
+        mine = sorted((x for x in q.instances if s.group[x.op] == g.name),
+                      key=lambda x: (x.issue, x.op))
+        for x in mine:
+            op = model.op(x.op)
+            end = x.issue + (1 if op.is_async else op.cycles)
+            lane = next((i for i, free in enumerate(lanes) if free <= x.issue), len(lanes))
+            if lane == len(lanes):
+                lanes.append(0)
+                rows.append(f"@{g.name}" if lane == 0 else f"@{g.name}.{lane}")
+            lanes[lane] = end
+            boxes.append((f"@{g.name}" if lane == 0 else f"@{g.name}.{lane}", x.issue, end,
+                          x.op, x.copy))
     return rows, boxes
 
 
