@@ -71,3 +71,11 @@ def test_draw_all(tmp_path, fa_model):
     assert set(made) == {"timeline.svg", "timeline.png", "graph.dot", "graph.svg"}
     ET.parse(tmp_path / "graph.svg")
     ET.parse(tmp_path / "timeline.svg")
+
+
+def test_graph_svg_through_graphviz_when_present():
+    import shutil
+    m, s = blackwell_case()
+    svg, how = graph_svg(m, s)
+    assert how == ("graphviz" if shutil.which("dot") else "builtin")
+    assert "softmax" in "".join(_texts(svg))
