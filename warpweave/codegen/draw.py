@@ -220,8 +220,8 @@ def _layered_svg(model: Model, s: Schedule | None) -> str:
            'font-family="sans-serif" font-size="11">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
            '<defs><marker id="arrow" viewBox="0 0 10 10" refX="10" refY="5" markerWidth="9" '
-           'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" '
-           'fill="#333"/></marker></defs>']
+           'markerHeight="9" markerUnits="userSpaceOnUse" orient="auto-start-reverse">'
+           '<path d="M 0 0 L 10 5 L 0 10 z" fill="#333"/></marker></defs>']
     for e in model.edges:
         (x1, y1), (x2, y2) = pos[e.src], pos[e.dst]
         color = "red" if s and e.is_data and s.group[e.src] != s.group[e.dst] else "#333"

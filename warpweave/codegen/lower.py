@@ -63,7 +63,7 @@ def _order(model: Model, s: Schedule, p: Plan, ops: list[str]) -> tuple[list[str
 
 
 def _channel_points(ch: Channel, group: str, pos: dict[str, int]):
-    """First and last reader in `group` of the channel's instance: (lag, position, reader)."""
+    """The first and the last reader in `group` of one instance of the channel (or Nones)."""
     mine = [r for r in ch.readers if r.group == group]
     if not mine:
         return None, None
@@ -106,7 +106,7 @@ def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
     """The warp programs of a valid schedule (`depths` overrides ring depths, for experiments;
     `run_ahead` gives streaming ops extra slots: iterations they may run ahead)."""
     extra: dict[str, str] = {}
-    while True:
+    while True:  # give one more slot to values read and refilled in a cyclic same-cycle order
         p = plan(model, s, depths, named_barriers, extra, run_ahead)
         more = {}
         for g in model.machine.warp_groups:
@@ -118,80 +118,77 @@ def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
         extra.update(more)
     notes = list(p.notes)
     groups = []
-    by_group: dict[str, list[str]] = {g.name: [] for g in model.machine.warp_groups}
-    for v in model.op_names:
-        by_group[s.group[v]].append(v)
-    warps = {g.name: g.warps for g in model.machine.warp_groups}
     for g in model.machine.warp_groups:
-        if not by_group[g.name]:
+        ops = [v for v in model.op_names if s.group[v] == g.name]
+        if not ops:
             continue
-        order, cyclic = _order(model, s, p, by_group[g.name])
-        notes += [f"group {g.name}: same-cycle order among {', '.join(sorted(cyclic))} is "
-                  "cyclic; the simulator will flag the race" for _ in [0] if cyclic]
-        pos = {v: i for i, v in enumerate(order)}
-        points = {name: _channel_points(ch, g.name, pos) for name, ch in p.channels.items()}
-        body: list = []
-        preamble: list[Instr] = []
-        drain: list[Instr] = []
-        for v in order:
-            sv = s.stage(v)
-            hazards, waits = [], []
-            for e in model.in_edges(v):
-                kind = edge_sync(model, s, e)
-                if kind == "local":
-                    hazards.append(Hazard(e.src, sv + e.distance, e.delay))
-                elif kind == "mma":
-                    waits.append((e.src, sv + e.distance))
-            if waits:
-                body.append(("waitgroup", sv, waits))
-            for name, ch in p.channels.items():
-                first = points[name][0]
-                if first is not None and first.op == v:
-                    if ch.lowering == "named":
-                        body.append(NamedSync(name, "full", ch.named_ids[0],
-                                              _threads(ch, warps), first.lag))
-                    else:
-                        body.append(WaitFull(name, first.lag))
-            ch = p.channels.get(v)
-            if ch is not None and ch.consumers:
-                if ch.lowering == "named":
-                    body.append(NamedSync(v, "empty", ch.named_ids[1], _threads(ch, warps), sv))
-                else:
-                    body.append(WaitEmpty(v, sv))
-            reads = tuple(Read(e.src, sv + e.distance) for e in model.in_edges(v) if e.is_data)
-            body.append(Issue(v, sv, reads, tuple(hazards)))
-            if async_kind(model.op(v)) == "mma":
-                body.append(Commit(v, sv))
-            if ch is not None:
-                if ch.lowering == "named":
-                    body.append(NamedArrive(v, "full", ch.named_ids[0], _threads(ch, warps), sv,
-                                            after=v))
-                else:
-                    body.append(ArriveFull(v, sv, v))
-            for name, ch2 in p.channels.items():
-                last = points[name][1]
-                if last is None or last.op != v or ch2.group == g.name:
-                    continue
-                anti = [r for r in ch2.readers_in(g.name) if r.anti]
-                after = max(anti, key=lambda r: (r.lag, pos[r.op])) if anti else None
-                if ch2.lowering == "named":
-                    body.append(NamedArrive(name, "empty", ch2.named_ids[1],
-                                            _threads(ch2, warps), last.lag))
-                else:
-                    # the anti-dependent reader of this instance: iteration instance + distance
-                    lag = last.lag - after.lag + s.stage(after.op) if after else 0
-                    body.append(ArriveEmpty(name, last.lag, after.op if after else None, lag))
-        for name, ch in p.channels.items():
-            if ch.lowering != "named":
-                continue
-            if g.name in ch.consumers:  # the first slot starts empty: one credit up front
-                preamble.append(NamedArrive(name, "empty", ch.named_ids[1], _threads(ch, warps),
-                                            0))
-            if g.name == ch.group:  # take the last credit so the barrier ends balanced
-                drain.append(NamedSync(name, "empty", ch.named_ids[1], _threads(ch, warps), 0))
-        groups.append(GroupProgram(g.name, g.warps, g.reg_limit, tuple(_wait_counts(body)),
-                                   tuple(preamble), tuple(drain)))
+        order, cyclic = _order(model, s, p, ops)
+        if cyclic:  # only with overridden depths
+            notes.append(f"group {g.name}: same-cycle order among {', '.join(sorted(cyclic))} "
+                         "is cyclic; the simulator will flag the race")
+        groups.append(_group_program(model, s, p, g.name, order))
     return WarpProgram(model.name, s.I, s.L, s.stages, tuple(groups), p, tuple(notes))
+
+
+def _group_program(model: Model, s: Schedule, p: Plan, group: str,
+                   order: list[str]) -> GroupProgram:
+    """One group's stream: for each op in trip order, its waits, its issue, its arrivals."""
+    warps = {g.name: g.warps for g in model.machine.warp_groups}
+    pos = {v: i for i, v in enumerate(order)}
+    points = {name: _channel_points(ch, group, pos) for name, ch in p.channels.items()}
+    body: list = []
+    for v in order:
+        sv = s.stage(v)
+        hazards, waits = [], []
+        for e in model.in_edges(v):
+            kind = edge_sync(model, s, e)
+            if kind == "local":
+                hazards.append(Hazard(e.src, sv + e.distance, e.delay))
+            elif kind == "mma":
+                waits.append((e.src, sv + e.distance))
+        if waits:
+            body.append(("waitgroup", sv, waits))
+        for name, ch in p.channels.items():  # aref get: before the first reader of an instance
+            first = points[name][0]
+            if first is not None and first.op == v:
+                body.append(NamedSync(name, "full", ch.named_ids[0], _threads(ch, warps),
+                                      first.lag) if ch.lowering == "named"
+                            else WaitFull(name, first.lag))
+        ch = p.channels.get(v)
+        if ch is not None and ch.consumers:  # aref put: wait for a free slot
+            body.append(NamedSync(v, "empty", ch.named_ids[1], _threads(ch, warps), sv)
+                        if ch.lowering == "named" else WaitEmpty(v, sv))
+        reads = tuple(Read(e.src, sv + e.distance) for e in model.in_edges(v) if e.is_data)
+        body.append(Issue(v, sv, reads, tuple(hazards)))
+        if async_kind(model.op(v)) == "mma":
+            body.append(Commit(v, sv))
+        if ch is not None:  # publish when the op completes
+            body.append(NamedArrive(v, "full", ch.named_ids[0], _threads(ch, warps), sv, after=v)
+                        if ch.lowering == "named" else ArriveFull(v, sv, v))
+        for name, ch2 in p.channels.items():  # aref consumed: after the last reader
+            last = points[name][1]
+            if last is None or last.op != v or ch2.group == group:
+                continue
+            if ch2.lowering == "named":
+                body.append(NamedArrive(name, "empty", ch2.named_ids[1], _threads(ch2, warps),
+                                        last.lag))
+                continue
+            anti = [r for r in ch2.readers_in(group) if r.anti]
+            after = max(anti, key=lambda r: (r.lag, pos[r.op])) if anti else None
+            # the anti-dependent reader of this instance runs as iteration instance + distance
+            lag = last.lag - after.lag + s.stage(after.op) if after else 0
+            body.append(ArriveEmpty(name, last.lag, after.op if after else None, lag))
+    preamble, drain = [], []
+    for name, ch in p.channels.items():
+        if ch.lowering != "named":
+            continue
+        if group in ch.consumers:  # the slot starts empty: one credit up front
+            preamble.append(NamedArrive(name, "empty", ch.named_ids[1], _threads(ch, warps), 0))
+        if group == ch.group:  # take the last credit so the barrier ends balanced
+            drain.append(NamedSync(name, "empty", ch.named_ids[1], _threads(ch, warps), 0))
+    g = next(x for x in model.machine.warp_groups if x.name == group)
+    return GroupProgram(group, g.warps, g.reg_limit, tuple(_wait_counts(body)), tuple(preamble),
+                        tuple(drain))
 
 
 def _threads(ch: Channel, warps: dict[str, int]) -> int:
