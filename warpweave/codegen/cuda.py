@@ -113,6 +113,8 @@ class CudaSource:
 
 
 class _Printer:
+    """Prints one warp program as a kernel and a hooks header for one architecture."""
+
     def __init__(self, model: Model, p: WarpProgram, arch: str):
         if arch not in ARCHS:
             raise InputError(f"unknown arch (choose {', '.join(ARCHS)})", ("arch",), arch)
@@ -152,7 +154,7 @@ class _Printer:
             return str((static - lag) % d)
         return f"(({k}) - {lag}) % {d}"
 
-    def operand(self, value: str, lag: int, k: str, static: int | None, out: bool) -> str:
+    def operand(self, value: str, lag: int, k: str, static: int | None) -> str:
         v = _ident(value)
         s = self.slot_expr(value, lag, k, static)
         if value in self.smem_values:
@@ -166,9 +168,9 @@ class _Printer:
         if isinstance(x, Issue):
             args = ["ctx", j]
             if x.op in self.p.plan.buffers:
-                args.append(self.operand(x.op, x.lag, k, static, True))
+                args.append(self.operand(x.op, x.lag, k, static))
             for r in x.reads:
-                ref = self.operand(r.value, r.lag, k, static, False)
+                ref = self.operand(r.value, r.lag, k, static)
                 if r.value not in self.smem_values:
                     ref = f"(({k}) - {r.lag} >= 0 ? {ref} : 0.0f)"
                 else:
