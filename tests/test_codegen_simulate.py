@@ -84,3 +84,14 @@ def test_random_models_random_latency(seed, jitter, pace):
     p = lower(m, s)
     r = simulate(m, s, p, max(12, p.min_iterations + 8), jitter=jitter, seed=seed, pace=pace)
     assert r.ok, (r.deadlock, [str(x) for x in r.races])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**9), st.integers(0, 2))
+def test_random_models_short_loops(seed, extra):
+    """The shortest loops the code allows (n = E, E+1, E+2): prologue meets epilogue."""
+    m, s = random_case(random.Random(seed))
+    p = lower(m, s)
+    r = simulate(m, s, p, p.min_iterations + extra, jitter=0.5, seed=seed)
+    assert r.ok, (r.deadlock, [str(x) for x in r.races])
+    assert len(r.finish) == p.min_iterations + extra  # every iteration completed
