@@ -32,7 +32,7 @@ def test_kernel_like_models(case):
     m, s = case()
     p = lower(m, s)
     fixed = simulate(m, s, p, 48)
-    assert fixed.ok and fixed.rate == Fraction(1, s.I) and not fixed.stalls
+    assert fixed.ok and fixed.rate == Fraction(1, s.I) and not fixed.stalls and not fixed.late
     for seed in range(5):
         jit = simulate(m, s, p, 48, jitter=0.6, seed=seed)
         assert jit.ok, (jit.deadlock, jit.races)
@@ -74,6 +74,7 @@ def test_random_models_fixed_latency(seed):
     r = simulate(m, s, p, max(12, p.min_iterations + 8))
     assert r.ok, (r.deadlock, [str(x) for x in r.races])
     assert r.rate == Fraction(1, s.I), r.gap()
+    assert r.late == 0  # the synchronization never delays an op past its planned cycle
 
 
 @settings(max_examples=150, deadline=None)

@@ -365,6 +365,7 @@ def cmd_simulate(args) -> int:
                      "races": [str(r) for r in res.races],
                      "rate": str(res.rate) if res.rate is not None else None,
                      "target": str(res.target), "gap": res.gap(), "stalls": res.stalls,
+                     "late": res.late,
                      "makespan": res.makespan})
     else:
         lat = f"jitter {args.jitter:g}% (seed {args.seed})" if args.jitter else "fixed latencies"
@@ -372,6 +373,8 @@ def cmd_simulate(args) -> int:
               f"{res.makespan} cycles")
         print(f"  deadlock: {'; '.join(res.deadlock) or 'none'}")
         print(f"  races: {len(res.races)}")
+        if args.pace == "schedule":
+            print(f"  ops issued after their planned cycle: {res.late}")
         for r in res.races[:10]:
             print(f"    {r}")
         rate = f"{res.rate} = {float(res.rate):.4f}" if res.rate is not None else "n/a"

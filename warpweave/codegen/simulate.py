@@ -72,6 +72,7 @@ class SimResult:
     target: Fraction
     stalls: dict[str, int]
     finish: tuple[int, ...]
+    late: int = 0  # op instances issued after their planned cycle j*I + M(op)
 
     @property
     def ok(self) -> bool:
@@ -145,6 +146,7 @@ class Simulator:
         self.named: dict[int, dict] = {}
         self.races: list[Race] = []
         self.stalls: dict[str, int] = defaultdict(int)
+        self.late = 0
 
     # -- time of results ------------------------------------------------------------------
 
@@ -249,6 +251,7 @@ class Simulator:
         for c, unit, count in op.usage():
             self.units[(unit, self.t + c)] += count
         self.issued[(x.op, j)] = self.t
+        self.late += self.t > j * self.s.I + self.s.start[x.op]
         for rd in x.reads:
             self._read(st, x.op, j, rd.value, k - rd.lag)
         buf = self.p.plan.buffers.get(x.op)
@@ -296,7 +299,7 @@ class Simulator:
                                    if e.is_data and j + e.distance < self.n}
 
     def _wait_group(self, st: _Stream, k: int, x: WaitGroup) -> bool:
-        older = st.commits[:len(st.commits) - x.n] if x.n else st.commits
+        older = st.commits[:max(0, len(st.commits) - x.n)]  # all but the newest n groups
         if any(self.completion(op, j) > self.t for grp in older for op, j in grp):
             return False
         for op, lag in x.waits:
@@ -427,7 +430,7 @@ class Simulator:
         if not deadlock and hi > lo and finish[hi] > finish[lo]:
             rate = Fraction(hi - lo, finish[hi] - finish[lo])
         return SimResult(self.n, self.t, deadlock, tuple(self.races), rate,
-                         Fraction(1, self.s.I), dict(self.stalls), tuple(finish))
+                         Fraction(1, self.s.I), dict(self.stalls), tuple(finish), self.late)
 
 
 def _why(x: Instr, group: str) -> str:
