@@ -6,12 +6,14 @@ from __future__ import annotations
 import random
 from fractions import Fraction
 
+import attrs
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warpweave.codegen.lower import lower
 from warpweave.codegen.simulate import simulate
+from warpweave.codegen.warp_ir import WaitFull, WaitGroup
 from warpweave.core.formats import load_schedule
 
 from .conftest import EXAMPLES
@@ -96,3 +98,27 @@ def test_random_models_short_loops(seed, extra):
     r = simulate(m, s, p, p.min_iterations + extra, jitter=0.5, seed=seed)
     assert r.ok, (r.deadlock, [str(x) for x in r.races])
     assert len(r.finish) == p.min_iterations + extra  # every iteration completed
+
+
+def _edit(program, group, fn):
+    """The program with `fn` applied to one group's trip template."""
+    gs = tuple(attrs.evolve(g, body=tuple(fn(list(g.body)))) if g.group == group else g
+               for g in program.groups)
+    return attrs.evolve(program, groups=gs)
+
+
+def test_too_loose_wait_group_is_caught():
+    m, s = hopper_case()
+    p = _edit(lower(m, s), "consumer",
+              lambda body: [attrs.evolve(x, n=x.n + 1) if isinstance(x, WaitGroup) else x
+                            for x in body])
+    r = simulate(m, s, p, 24, pace="greedy")
+    assert "wait-group" in {x.kind for x in r.races}
+
+
+def test_missing_get_is_caught():
+    m, s = hopper_case()
+    p = _edit(lower(m, s), "consumer",
+              lambda body: [x for x in body if not isinstance(x, WaitFull)])
+    r = simulate(m, s, p, 24, jitter=0.9, seed=3)
+    assert {"not-ready", "wrong-iteration"} & {x.kind for x in r.races}
