@@ -22,7 +22,7 @@ from warpweave.core.formats import (
     schedule_to_dict,
 )
 from warpweave.core.model import Model
-from warpweave.core.schedule import Schedule, ring_depths, straight_line
+from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.search import Attempt, Outcome, constraint_set, search
 from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import verify
@@ -144,6 +144,14 @@ def _progress(a: Attempt) -> None:
               f"({a.seconds:.2f} s)", file=sys.stderr)
 
 
+def _buffers(outcome: Outcome, streaming) -> dict[str, int]:
+    """Ring depth per value, as the code generator allocates them."""
+    from warpweave.codegen.buffers import plan
+    s = outcome.schedule
+    ahead = {x.op: x.depth(s.I) for x in streaming}
+    return {name: b.depth for name, b in plan(outcome.model, s, run_ahead=ahead).buffers.items()}
+
+
 def solve_report(outcome: Outcome, streaming) -> dict:
     """The schedule format of DESIGN section 5 with the search's extra fields."""
     s = outcome.schedule
@@ -158,7 +166,7 @@ def solve_report(outcome: Outcome, streaming) -> dict:
         return {"format": "warpweave.schedule/1", "model": outcome.model.name, "I": None,
                 **extra}
     extra["stages"] = s.stages
-    extra["buffers"] = ring_depths(outcome.model, s)
+    extra["buffers"] = _buffers(outcome, streaming)
     return schedule_to_dict(s, **extra)
 
 
@@ -183,7 +191,7 @@ def describe_outcome(outcome: Outcome, streaming) -> str:
     for note in outcome.notes:
         lines.append(f"  note: {note}")
     if s is not None:
-        depths = ring_depths(m, s)
+        depths = _buffers(outcome, streaming)
         rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
         for op in m.ops:
             rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),

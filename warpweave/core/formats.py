@@ -32,7 +32,7 @@ _SCHEDULE_KEYS = {"format", "model", "I", "L", "start", "group"}
 # Fields `solve --json` adds; a schedule file may carry them and `verify` ignores them.
 SCHEDULE_EXTRA_KEYS = {"optimal", "lower_bound", "proof", "stages", "buffers", "backend",
                        "encoding", "seconds", "scale", "status", "streaming", "paper_search",
-                       "tie_breakers", "constraints", "ring_depths", "machine"}
+                       "tie_breakers", "constraints", "notes", "machine"}
 
 
 # ---------------------------------------------------------------------------------------------
