@@ -11,7 +11,7 @@ from collections.abc import Callable
 from warpweave import __version__
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
-from warpweave.core.formats import load_model, load_schedule
+from warpweave.core.formats import dumps, load_model, load_schedule, model_to_dict, write_document
 from warpweave.core.model import Model
 from warpweave.core.schedule import straight_line
 from warpweave.core.verify import verify
@@ -119,6 +119,25 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def cmd_import(args) -> int:
+    from warpweave.importers import import_model
+    from warpweave.importers.meta_b200 import parse_groups
+
+    model = import_model(
+        args.file, args.source, loop=args.loop, rm=args.rm, reg_limit=args.reg_limit,
+        groups=parse_groups(args.groups) if args.groups is not None else None,
+        async_units=[u for u in args.async_units.split(",") if u]
+        if args.async_units is not None else None)
+    doc = model_to_dict(model)
+    if args.out:
+        write_document(doc, args.out)
+        print(f"wrote {args.out}: model {model.name}, {len(model.ops)} ops, "
+              f"{len(model.edges)} edges", file=sys.stderr)
+    else:
+        print(dumps(doc), end="")
+    return EXIT_OK
+
+
 # ---------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable] = {}
@@ -152,6 +171,26 @@ def build_parser() -> argparse.ArgumentParser:
                        "reservations and resources, and edges.")
     p.add_argument("model", help="model file (.json or .toml)")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser("import", help="convert an external dependence graph into a model file",
+                       description="Convert FILE (Meta's raw ddg-0.1 dump, Meta's curated-ddg-0.2 "
+                       "graph, or a HatScheT GraphML graph with its resource model) into the "
+                       "warpweave model format; docs/importers.md gives the field mapping.")
+    p.add_argument("file", help="the graph file")
+    p.add_argument("--from", dest="source", required=True,
+                   choices=["meta-ddg", "meta-curated", "hatschet"], help="the input format")
+    p.add_argument("--loop", type=int, help="Meta formats: the loop_id to import (default: the "
+                   "first inner loop)")
+    p.add_argument("--groups", help="Meta formats: warp-group sizes over the 32 warps, e.g. "
+                   "1,4x7,1x3 (the default); the first is the variable-latency group")
+    p.add_argument("--reg-limit", type=int, help="Meta formats: registers per thread of every "
+                   "group (default 255 = 8160 words per warp / 32)")
+    p.add_argument("--async-units", help="Meta formats: units whose ops hold their group's issue "
+                   "for one cycle only, e.g. TC,TMA (default: none, as in the paper)")
+    p.add_argument("--rm", help="HatScheT: the resource-model XML (default: <graph>_RM.xml or "
+                   "<graph>RM.xml beside the graph)")
+    p.add_argument("--out", help="write the model here (.json or .toml) instead of printing it")
+    p.set_defaults(func=cmd_import)
     return parser
 
 
