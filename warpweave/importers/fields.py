@@ -23,14 +23,16 @@ def need(parent: Mapping, key: str, path: Path) -> Any:
 
 
 def as_obj(value: Any, path: Path) -> Mapping:
-    if not isinstance(value, Mapping):
-        raise InputError("must be an object", path, value)
-    return value
+    return _typed(value, path, Mapping, "an object")
 
 
 def as_list(value: Any, path: Path) -> list:
-    if not isinstance(value, list):
-        raise InputError("must be a list", path, value)
+    return _typed(value, path, list, "a list")
+
+
+def _typed(value: Any, path: Path, kind: type, what: str) -> Any:
+    if not isinstance(value, kind):
+        raise InputError(f"must be {what}", path, value)
     return value
 
 

@@ -16,34 +16,17 @@ from pathlib import Path
 
 from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model, Op
-from warpweave.core.validate import check_model
 from warpweave.importers.fields import as_int, as_list, get_bool, get_int, get_obj
 from warpweave.importers.meta_b200 import (
     DEFAULT_GROUPS,
     DEFAULT_REG_LIMIT,
     SMEM_BYTES,
     TMEM_COLUMNS,
-    b200_machine,
     regs_per_thread,
 )
-from warpweave.importers.meta_graph import (
-    Node,
-    check_keys,
-    check_units,
-    model_name,
-    pick_loop,
-    read_edges,
-    read_meta,
-    read_nodes,
-)
+from warpweave.importers.meta_graph import MetaFormat, Node, RawEdge
 
-SCHEMA = "curated-ddg-0.2"
 UNITS = ("TC", "TMA", "TMEM", "SFU", "CUDA")
-MEMORIES = {"smem": SMEM_BYTES, "tmem": TMEM_COLUMNS}
-NODE_KEYS = {"id", "op_ref", "op_kind", "pipeline", "latency", "occupancy", "rrt", "min_warps",
-             "regs", "spill_cost", "smem_footprint", "tmem_footprint", "variable_latency",
-             "streaming"}
-EDGE_KEYS = {"src", "dst", "distance", "latency", "blocking"}
 
 
 def reservation_rows(node: Node) -> list[dict[str, int]]:
@@ -64,7 +47,6 @@ def reservation_rows(node: Node) -> list[dict[str, int]]:
 
 def _op(node: Node, async_units: set[str]) -> Op:
     n, p = node.data, node.path
-    check_keys(n, NODE_KEYS, p)
     get_bool(n, "streaming", p)  # derived in our model: variable latency, no incoming data edge
     rows = reservation_rows(node)
     footprint = {"smem": get_int(n, "smem_footprint", p), "tmem": get_int(n, "tmem_footprint", p)}
@@ -75,24 +57,22 @@ def _op(node: Node, async_units: set[str]) -> Op:
               is_async=node.pipeline in async_units)
 
 
+def _edge(e: RawEdge) -> Edge:
+    return Edge(e.src, e.dst, e.latency, e.distance, blocking=get_bool(e.data, "blocking", e.path))
+
+
+CURATED = MetaFormat(
+    schema="curated-ddg-0.2", units=UNITS, memories={"smem": SMEM_BYTES, "tmem": TMEM_COLUMNS},
+    node_keys=frozenset({"id", "op_ref", "op_kind", "pipeline", "latency", "occupancy", "rrt",
+                         "min_warps", "regs", "spill_cost", "smem_footprint", "tmem_footprint",
+                         "variable_latency", "streaming"}),
+    edge_keys=frozenset({"src", "dst", "distance", "latency", "blocking"}),
+    op=_op, edge=_edge)
+
+
 def import_meta_curated(path: str | Path, loop: int | None = None,
                         groups: Iterable[int] = DEFAULT_GROUPS,
                         reg_limit: int = DEFAULT_REG_LIMIT,
                         async_units: Iterable[str] = ()) -> Model:
     """The model of one loop of a curated-ddg-0.2 file (InputError naming file, key and value)."""
-    try:
-        doc = read_meta(path, SCHEMA)
-        loop_path, loop_doc = pick_loop(doc, loop)
-        nodes = read_nodes(loop_path, loop_doc, set(UNITS) | {"NONE"})
-        asyncs = check_units(async_units, UNITS, "--async-units")
-        ops = [_op(n, asyncs) for n in nodes]
-        edges = []
-        for p, e, src, dst, distance, latency in read_edges(loop_path, loop_doc,
-                                                            {n.id: n.name for n in nodes}):
-            check_keys(e, EDGE_KEYS, p)
-            edges.append(Edge(src, dst, latency, distance, blocking=get_bool(e, "blocking", p)))
-        machine = b200_machine(UNITS, MEMORIES, groups, reg_limit,
-                               variable_latency=any(op.variable_latency for op in ops))
-        return check_model(Model(model_name(path, doc, loop_path), machine, ops, edges))
-    except InputError as exc:
-        raise exc.with_file(str(path)) from None
+    return CURATED.load(path, loop, groups, reg_limit, async_units)

@@ -8,13 +8,15 @@ that Meta's schedules (keyed by node id) can be mapped back.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path as FilePath
 
 import attrs
 
 from warpweave.core.errors import InputError
 from warpweave.core.formats import read_document
+from warpweave.core.model import Edge, Model, Op
+from warpweave.core.validate import check_model
 from warpweave.importers.fields import (
     Path,
     as_obj,
@@ -23,6 +25,7 @@ from warpweave.importers.fields import (
     get_obj,
     get_str,
 )
+from warpweave.importers.meta_b200 import b200_machine
 
 
 def node_name(node_id: int, op_kind: str) -> str:
@@ -119,9 +122,22 @@ def read_nodes(loop_path: Path, loop: Mapping, pipelines: set[str]) -> list[Node
     return out
 
 
-def read_edges(loop_path: Path, loop: Mapping, names: Mapping[int, str]):
-    """Yield (path, edge object, src name, dst name, distance, latency) for every edge."""
+@attrs.frozen
+class RawEdge:
+    """The fields both formats give an edge, endpoints already resolved to op names."""
+
+    path: Path
+    src: str
+    dst: str
+    distance: int
+    latency: int
+    data: Mapping
+
+
+def read_edges(loop_path: Path, loop: Mapping, names: Mapping[int, str]) -> list[RawEdge]:
+    """Every edge of a loop; an endpoint that is no node id is an error."""
     base = loop_path + ("ddg", "edges")
+    out = []
     for i, raw in enumerate(get_list(loop["ddg"], "edges", loop_path + ("ddg",))):
         p = base + (i,)
         e = as_obj(raw, p)
@@ -131,4 +147,46 @@ def read_edges(loop_path: Path, loop: Mapping, names: Mapping[int, str]):
             if node_id not in names:
                 raise InputError("no node with this id", p + (key,), node_id)
             ends.append(names[node_id])
-        yield p, e, ends[0], ends[1], get_int(e, "distance", p), get_int(e, "latency", p)
+        out.append(RawEdge(p, ends[0], ends[1], get_int(e, "distance", p),
+                           get_int(e, "latency", p), e))
+    return out
+
+
+@attrs.frozen
+class MetaFormat:
+    """One of Meta's formats: its schema, units, memories, known fields and field mappings.
+
+    `op` and `edge` turn a checked node or edge into ours; `extra_edges` adds edges the format
+    implies (the raw format's super-node self-edges).
+    """
+
+    schema: str
+    units: tuple[str, ...]
+    memories: Mapping[str, int]
+    node_keys: frozenset[str]
+    edge_keys: frozenset[str]
+    op: Callable[[Node, set[str]], Op]
+    edge: Callable[[RawEdge], Edge]
+    extra_edges: Callable[[list[Node]], list[Edge]] = lambda nodes: []
+
+    def load(self, path: str | FilePath, loop: int | None, groups: Iterable[int],
+             reg_limit: int, async_units: Iterable[str]) -> Model:
+        """The model of one loop of a file in this format (InputError naming file, key, value)."""
+        try:
+            doc = read_meta(path, self.schema)
+            loop_path, loop_doc = pick_loop(doc, loop)
+            nodes = read_nodes(loop_path, loop_doc, set(self.units) | {"NONE"})
+            asyncs = check_units(async_units, self.units, "--async-units")
+            for n in nodes:
+                check_keys(n.data, self.node_keys, n.path)
+            ops = [self.op(n, asyncs) for n in nodes]
+            edges = []
+            for e in read_edges(loop_path, loop_doc, {n.id: n.name for n in nodes}):
+                check_keys(e.data, self.edge_keys, e.path)
+                edges.append(self.edge(e))
+            edges += self.extra_edges(nodes)
+            machine = b200_machine(self.units, dict(self.memories), groups, reg_limit,
+                                   variable_latency=any(op.variable_latency for op in ops))
+            return check_model(Model(model_name(path, doc, loop_path), machine, ops, edges))
+        except InputError as exc:
+            raise exc.with_file(str(path)) from None

@@ -34,6 +34,7 @@ from warpweave.importers.fields import (
     get_str,
 )
 from warpweave.importers.meta_b200 import REG_WORDS_PER_WARP, THREADS_PER_WARP
+from warpweave.importers.meta_curated import import_meta_curated
 
 SOLUTION_SCHEMA = "prepared-joint-solution-v1"
 
@@ -157,6 +158,27 @@ def recorded_schedule(path: str | Path, model: Model,
         return recorded_model, schedule
     except InputError as exc:
         raise exc.with_file(str(path)) from None
+
+
+@attrs.frozen
+class RecordedCase:
+    """One recorded case: the curated graph in raw cycles, their pool, the graph in their units
+    on one group per warp set, and their schedule."""
+
+    raw: Model
+    pool: Pool
+    model: Model
+    schedule: Schedule
+
+
+def recorded_case(curated: str | Path, solution: str | Path, pool: str | Path,
+                  reg_limit: int, name: str | None = None) -> RecordedCase:
+    """Import `curated` (renamed `name`), normalize it with `pool`, read `solution` against it."""
+    raw = import_meta_curated(curated, reg_limit=reg_limit)
+    raw = raw.replace(name=name) if name else raw
+    costs = read_pool(pool)
+    model, schedule = recorded_schedule(solution, normalized_model(raw, costs), curated)
+    return RecordedCase(raw, costs, model, schedule)
 
 
 def recorded_results(path: str | Path) -> dict:
