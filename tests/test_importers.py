@@ -9,6 +9,8 @@ import re
 import shutil
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from warpweave.cli import main
 from warpweave.core.bounds import bounds
@@ -317,3 +319,66 @@ def test_cli_bad_input_is_one_line(capsys, tmp_path):
     assert main(["import", str(bad), "--from", "meta-ddg"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "malformed JSON at line 1" in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Any damage to a file is an InputError, never another exception
+
+
+JUNK = [None, "x", -1, 1.5, [], {}, True, 10**6]
+FUZZ = settings(max_examples=150, deadline=None,
+                suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+def _paths(doc, prefix=()):
+    """Every key path of a JSON document, containers included."""
+    yield prefix
+    items = doc.items() if isinstance(doc, dict) else enumerate(doc) if isinstance(doc, list) \
+        else ()
+    for key, value in items:
+        yield from _paths(value, prefix + (key,))
+
+
+def _damage(doc, path, junk):
+    parent = doc
+    for key in path[:-1]:
+        parent = parent[key]
+    if junk == "delete":
+        del parent[path[-1]]
+    else:
+        parent[path[-1]] = junk
+
+
+@pytest.mark.parametrize("name, importer", [("case5_addmm_bias-ddg.json", import_meta_ddg),
+                                            ("golden-fwd.curated_ddg.json", import_meta_curated)])
+@FUZZ
+@given(data=st.data())
+def test_damaged_meta_files_give_input_errors(tmp_path, name, importer, data):
+    doc = json.loads((META / name).read_text())
+    paths = [p for p in _paths(doc) if p and not (p[0] == "ops" and len(p) > 2)]
+    path = data.draw(st.sampled_from(paths))
+    _damage(doc, path, data.draw(st.sampled_from(JUNK + ["delete"])))
+    target = tmp_path / name
+    target.write_text(json.dumps(doc))
+    try:
+        importer(target, loop=data.draw(st.sampled_from([None, 0, 1])))
+    except InputError as exc:
+        assert str(exc).startswith(str(target) + ": ")
+
+
+@FUZZ
+@given(data=st.data())
+def test_damaged_hatschet_files_give_input_errors(tmp_path, data):
+    graph, rm = HATSCHET / "origami" / "fir_lms.graphml", HATSCHET / "origami" / "fir_lmsRM.xml"
+    which = data.draw(st.sampled_from([graph, rm]))
+    text = which.read_text()
+    spots = [m.span(1) for m in re.finditer(r'(?:="|>)([^"<>]*)(?:"|<)', text)]
+    start, end = data.draw(st.sampled_from(spots))
+    junk = data.draw(st.sampled_from(["", "-1", "x", "1.5", "<", "99999", "inf", '"']))
+    (tmp_path / which.name).write_text(text[:start] + junk + text[end:])
+    other = rm if which == graph else graph
+    shutil.copy(other, tmp_path / other.name)
+    try:
+        import_hatschet(tmp_path / graph.name, tmp_path / rm.name)
+    except InputError as exc:
+        assert str(exc).startswith(str(tmp_path))

@@ -19,8 +19,8 @@ from warpweave.core.formats import load_model, load_schedule
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import RULES, verify
 from warpweave.importers.meta_curated import import_meta_curated
+from warpweave.importers.meta_graph import node_id
 from warpweave.importers.meta_prepared import (
-    node_id,
     normalized_model,
     read_pool,
     recorded_case,

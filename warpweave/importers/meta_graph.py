@@ -32,6 +32,11 @@ def node_name(node_id: int, op_kind: str) -> str:
     return f"{op_kind.rsplit('.', 1)[-1]}_{node_id}"
 
 
+def node_id(op_name: str) -> int:
+    """The Meta node id an imported op was named after (`tc_gen5_mma_7` -> 7)."""
+    return int(op_name.rsplit("_", 1)[1])
+
+
 def model_name(path: str | FilePath, doc: Mapping, loop_path: Path) -> str:
     """The file's stem without Meta's suffixes, plus `-loop<i>` when the file has several loops."""
     stem = FilePath(path).name

@@ -35,13 +35,9 @@ from warpweave.importers.fields import (
 )
 from warpweave.importers.meta_b200 import REG_WORDS_PER_WARP, THREADS_PER_WARP
 from warpweave.importers.meta_curated import import_meta_curated
+from warpweave.importers.meta_graph import node_id
 
 SOLUTION_SCHEMA = "prepared-joint-solution-v1"
-
-
-def node_id(op_name: str) -> int:
-    """The Meta node id an imported op was named after (`tc_gen5_mma_7` -> 7)."""
-    return int(op_name.rsplit("_", 1)[1])
 
 
 @attrs.frozen
