@@ -119,6 +119,8 @@ def test_solution_for_another_graph_is_refused():
     with pytest.raises(InputError, match=r"curated_ddg_sha256 = .*solved on another curated"):
         recorded_schedule(META / "prepared-bwd_prep1.json", raw,
                           META / "golden-fwd.curated_ddg.json")
+    with pytest.raises(InputError, match=r'prepared-bwd_prep1.json: cycles.0 = "0": no op for'):
+        recorded_schedule(META / "prepared-bwd_prep1.json", raw)
     sub = import_meta_curated(META / "golden-fwd_subtiled.curated_ddg.json")
     with pytest.raises(InputError, match=r"pool has no entry for this node"):
         normalized_model(sub, read_pool(META / "prepared-fwd_prep1.pool.json"))

@@ -130,9 +130,12 @@ def recorded_schedule(path: str | Path, model: Model,
         words = REG_WORDS_PER_WARP if budget is None else as_int(
             budget, ("provenance", "experiment_inputs", "reg_budget"), 1)
         names = {node_id(op.name): op.name for op in model.ops}
-        starts = get_obj(doc, "cycles", ())
-        start = {names[nid]: as_int(starts[key], ("cycles", key))
-                 for key in starts if (nid := as_int(key, ("cycles", key))) in names}
+        start = {}
+        for key, value in get_obj(doc, "cycles", ()).items():
+            nid = as_int(key, ("cycles", key))
+            if nid not in names:
+                raise InputError("no op for this node id", ("cycles", key), key)
+            start[names[nid]] = as_int(value, ("cycles", key))
         group_of = _warp_sets(doc, names)
         for op in model.op_names:
             if op not in start or op not in group_of:
