@@ -313,6 +313,16 @@ def test_cli_import_prints_or_writes_a_loadable_model(capsys, tmp_path):
     assert doc["machine"]["warp_groups"][0] == {"name": "w0_3", "warps": 4, "reg_limit": 200}
 
 
+def test_cli_show_prints_reservation_runs(capsys, tmp_path):
+    out = tmp_path / "fwd.json"
+    assert main(["import", str(META / "golden-fwd.curated_ddg.json"), "--from", "meta-curated",
+                 "--out", str(out)]) == 0
+    assert main(["show", str(out)]) == 0
+    shown = capsys.readouterr().out
+    assert re.search(r"descriptor_load_2 +556 +\+0\.\.95 TMA:1 ", shown)
+    assert re.search(r"exp2_13 +8 +\+0 SFU:1 ", shown)
+
+
 def test_cli_bad_input_is_one_line(capsys, tmp_path):
     bad = tmp_path / "bad.json"
     bad.write_text("{")

@@ -77,6 +77,19 @@ def cmd_bounds(args) -> int:
     return EXIT_OK
 
 
+def _reservation_runs(op) -> str:
+    """A reservation table as runs of equal rows: `+0..95 TMA:1; +96 ...` (empty rows skipped)."""
+    runs: list[list] = []  # [first cycle, last cycle, row]
+    for c, row in enumerate(op.rrt):
+        if runs and runs[-1][2] == row and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c, row])
+    return "; ".join(f"+{a}" + (f"..{b}" if b > a else "") + " "
+                     + ", ".join(f"{u}:{n}" for u, n in row)
+                     for a, b, row in runs if row) or "-"
+
+
 def describe_model(model: Model) -> str:
     """A readable summary: machine, ops with their resources, edges."""
     m = model.machine
@@ -93,7 +106,7 @@ def describe_model(model: Model) -> str:
     for op in model.ops:
         uniform = op.uniform_use()
         if uniform is None:
-            uses = "; ".join(f"+{c} {u}:{n}" for c, u, n in op.usage())
+            uses = _reservation_runs(op)
         else:
             uses = ", ".join(f"{u}:{n}" for u, n in uniform.items()) or "-"
         notes = [k for k, on in (("variable-latency", op.variable_latency),
