@@ -8,12 +8,24 @@ import json
 import sys
 from collections.abc import Callable
 
+import attrs
+
 from warpweave import __version__
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
-from warpweave.core.formats import dumps, load_model, load_schedule, model_to_dict, write_document
+from warpweave.core.formats import (
+    dumps,
+    load_model,
+    model_to_dict,
+    read_document,
+    schedule_from_dict,
+    schedule_to_dict,
+    write_document,
+)
 from warpweave.core.model import Model
-from warpweave.core.schedule import straight_line
+from warpweave.core.schedule import ring_depths, straight_line
+from warpweave.core.search import Attempt, Outcome, constraint_set, search
+from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import verify
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
@@ -34,7 +46,13 @@ def _table(rows: list[list[str]], indent: str = "  ") -> str:
 
 def cmd_verify(args) -> int:
     model = load_model(args.model)
-    schedule = load_schedule(args.schedule, model)
+    doc = read_document(args.schedule)
+    if doc.get("streaming"):  # solved with streaming ops at zero latency: verify the same model
+        model, _ = apply_streaming(model)
+    try:
+        schedule = schedule_from_dict(doc, model)
+    except InputError as exc:
+        raise exc.with_file(args.schedule) from None
     violations = verify(model, schedule)
     q = straight_line(model, schedule)
     if args.json:
@@ -132,6 +150,111 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def _progress(a: Attempt) -> None:
+    """One line per question the search answers, on a terminal only."""
+    if sys.stderr.isatty():
+        length = f" L={a.L}" if a.L is not None else ""
+        print(f"  {a.phase:<9} I={a.I:<4} S={a.S:<2} {a.status:<10}{length} "
+              f"({a.seconds:.2f} s)", file=sys.stderr)
+
+
+def solve_report(outcome: Outcome, streaming) -> dict:
+    """The schedule format of DESIGN section 5 with the search's extra fields."""
+    s = outcome.schedule
+    extra = {"optimal": outcome.optimal, "status": outcome.status,
+             "lower_bound": outcome.lower_bound, "proof": outcome.proof(),
+             "backend": outcome.backend, "encoding": outcome.encoding,
+             "seconds": round(outcome.seconds, 3), "constraints": list(outcome.constraints),
+             "notes": list(outcome.notes)}
+    if streaming:
+        extra["streaming"] = [x.to_dict(s.I if s else outcome.lower_bound) for x in streaming]
+    if s is None:
+        return {"format": "warpweave.schedule/1", "model": outcome.model.name, "I": None,
+                **extra}
+    extra["stages"] = s.stages
+    extra["buffers"] = ring_depths(outcome.model, s)
+    return schedule_to_dict(s, **extra)
+
+
+def describe_outcome(outcome: Outcome, streaming) -> str:
+    """The readable report of a solve."""
+    b, s, m = outcome.bounds, outcome.schedule, outcome.model
+    why = f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "") + \
+        f", RecMII {b.rec_mii}"
+    lines = [f"{m.name}: {outcome.status}"]
+    if s is not None:
+        proof = "proven optimal" if outcome.optimal else \
+            f"not proven optimal: no I < {outcome.lower_bound} is feasible"
+        lines.append(f"  I = {s.I} ({proof}; lower bound {b.lower}: {why})")
+        lines.append(f"  L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}")
+    elif outcome.status == "infeasible":
+        lines.append(f"  no schedule with I <= {b.i_upper} (beyond which a larger I cannot "
+                     f"help) and at most {outcome.max_stages} stages")
+    else:
+        lines.append(f"  no schedule found; no I < {outcome.lower_bound} is feasible")
+    lines.append(f"  backend {outcome.backend}, encoding {outcome.encoding}, "
+                 f"{outcome.seconds:.2f} s, {len(outcome.attempts)} solver calls")
+    for note in outcome.notes:
+        lines.append(f"  note: {note}")
+    if s is not None:
+        depths = ring_depths(m, s)
+        rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
+        for op in m.ops:
+            rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),
+                         s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
+        lines.append(_table(rows))
+    for x in streaming:
+        lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
+                     f"{x.depth(s.I if s else outcome.lower_bound)} iteration(s) ahead")
+    infeasible = [a for a in outcome.attempts if a.status == "infeasible"]
+    if infeasible:
+        cases = ", ".join(f"I={a.I} S={a.S}" for a in infeasible[:12])
+        more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
+        lines.append(f"  proof: infeasible {cases}{more}")
+    return "\n".join(lines)
+
+
+def cmd_solve(args) -> int:
+    model = load_model(args.model)
+    streaming = []
+    if not args.no_streaming:
+        model, streaming = apply_streaming(model)
+    cons = constraint_set(without=args.without)
+    outcome = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
+                     max_stages=args.max_stages, time_limit=args.time_limit,
+                     solve_limit=args.solve_limit, paper=args.paper_search,
+                     tie_breakers=args.tie_break, seed=args.seed, progress=_progress)
+    if args.paper_search and outcome.schedule is not None:
+        full = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
+                      max_stages=args.max_stages, time_limit=args.time_limit,
+                      solve_limit=args.solve_limit, seed=args.seed, progress=_progress)
+        outcome = _compare(outcome, full)
+    report = solve_report(outcome, streaming)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(dumps(report))
+    if args.json:
+        print(dumps(report), end="")
+    else:
+        print(describe_outcome(outcome, streaming))
+    if outcome.status == "optimal" or (args.paper_search and outcome.schedule is not None):
+        return EXIT_OK
+    return EXIT_NO if outcome.status == "infeasible" else EXIT_LIMIT
+
+
+def _compare(paper: Outcome, full: Outcome) -> Outcome:
+    """Algorithm 1's answer with a note on how the full search's answer differs."""
+    a, b = paper.schedule, full.schedule
+    if b is None:
+        note = f"the full search found no schedule ({full.status})"
+    elif (a.I, a.L) == (b.I, b.L):
+        note = f"the full search agrees: I={b.I}, L={b.L} ({full.status})"
+    else:
+        note = f"the full search differs: I={b.I}, L={b.L} ({full.status}) vs Algorithm 1's " \
+               f"I={a.I}, L={a.L}"
+    return attrs.evolve(paper, notes=paper.notes + (note,))
+
+
 def cmd_import(args) -> int:
     from warpweave.importers import import_model
     from warpweave.importers.meta_b200 import parse_groups
@@ -184,6 +307,36 @@ def build_parser() -> argparse.ArgumentParser:
                        "reservations and resources, and edges.")
     p.add_argument("model", help="model file (.json or .toml)")
     p.set_defaults(func=cmd_show)
+
+    p = sub.add_parser(
+        "solve", help="find an optimal schedule and warp assignment, with a proof",
+        description="Search I upward from max(ResMII, RecMII); at each I try every stage count "
+        "S <= --max-stages, minimizing L. Exit 0 optimal, 1 no schedule within the bounds, "
+        "2 bad input, 3 a limit reached before the proof was complete.")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--backend", default="cpsat", help="solver backend, e.g. cpsat, cbc, highs, "
+                   "z3, cvc5, yices, sat:cadical195/totalizer (default: cpsat)")
+    p.add_argument("--encoding", default="compact", help="encoding of time: compact (default) "
+                   "or paper (the Twill paper's Figures 4-6)")
+    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) searched "
+                   "(default: derived from the graph, see `warpweave bounds`)")
+    p.add_argument("--time-limit", type=float, help="seconds for the whole search")
+    p.add_argument("--solve-limit", type=float, help="seconds for each solver call")
+    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
+                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
+                   "search")
+    p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
+                   help="leave a constraint out (repeatable), e.g. --without concurrency")
+    p.add_argument("--tie-break", action="append", default=[], metavar="WHAT",
+                   help="among optimal (I, L): groups | cross_edges | register_peak "
+                   "(repeatable, applied in order)")
+    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
+                   "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print the schedule format (DESIGN 5) "
+                   "with optimal, lower_bound, proof, stages, buffers, ...")
+    p.add_argument("--out", help="also write the JSON report to this file")
+    p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("import", help="convert an external dependence graph into a model file",
                        description="Convert FILE (Meta's raw ddg-0.1 dump, Meta's curated-ddg-0.2 "

@@ -265,3 +265,32 @@ def bounds(model: Model) -> Bounds:
     rec = math.ceil(crit.ratio) if crit else 0
     return Bounds(res_mii=rmii, res_unit=unit, rec_mii=rec, critical=crit,
                   min_length=min_length(model), i_upper=max(i_upper(model), 1))
+
+
+def start_windows(model: Model, I: int, L: int,  # noqa: E741
+                  edges: bool = True) -> dict[str, tuple[int, int]] | None:
+    """The range [lo, hi] each start time M(v) can take at (I, L), or None if some range is empty.
+
+    Completion alone gives [0, L - cycles(v)].  With `edges`, every edge's dependence
+    M(v) - M(u) >= d - delta*I narrows the ranges (longest paths forward and backward); a positive
+    cycle at this I (I < RecMII) leaves no range.  Spill costs are not used: they depend on groups.
+    """
+    lo = {op.name: 0 for op in model.ops}
+    hi = {op.name: L - op.cycles for op in model.ops}
+    weighted = [(e.src, e.dst, e.delay - e.distance * I) for e in model.edges] if edges else []
+    for _ in range(len(lo) + 1):
+        changed = False
+        for u, v, w in weighted:
+            if lo[u] + w > lo[v]:
+                lo[v], changed = lo[u] + w, True
+            if hi[v] - w < hi[u]:
+                hi[u], changed = hi[v] - w, True
+        if not changed:
+            break
+        if any(lo[v] > hi[v] for v in lo):
+            return None
+    else:
+        return None
+    if any(lo[v] > hi[v] for v in lo):
+        return None
+    return {v: (lo[v], hi[v]) for v in lo}

@@ -73,3 +73,14 @@ MACHINES = Registry("warpweave.machines", "machine")
 CONSTRAINTS = Registry("warpweave.constraints", "constraint")
 BACKENDS = Registry("warpweave.backends", "backend")
 KERNELS = Registry("warpweave.kernels", "kernel")
+ENCODINGS = Registry("warpweave.encodings", "encoding")
+
+
+def backend(spec: str, seed: int = 0):
+    """A backend from its parameterised name: `family` or `family:options` (`sat:cadical/...`)."""
+    family, _, options = spec.partition(":")
+    cls = BACKENDS.get(family)
+    reason = cls.unavailable() if hasattr(cls, "unavailable") else None
+    if reason:
+        raise InputError(f"backend not available here: {reason}", value=spec)
+    return cls(options or None, seed=seed)
