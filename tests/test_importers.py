@@ -272,6 +272,9 @@ def test_bad_xml_and_resources(tmp_path):
     graph.write_text(src.read_text().replace('source="2"', 'source="77"', 1))
     with pytest.raises(InputError, match=r'edge\[\d+\]\.source = "77": no node with this id'):
         import_hatschet(graph, rm)
+    graph.write_text(src.read_text().replace('encoding="UTF-8"', 'encoding="x"', 1))
+    with pytest.raises(InputError, match=r"g.graphml: unreadable XML: unknown encoding: x"):
+        import_hatschet(graph, rm)
     bad_rm = tmp_path / "rm.xml"
     bad_rm.write_text(rm.read_text().replace('limit="1"', 'limit="lots"', 1))
     with pytest.raises(InputError, match=r'rm.xml: Resource\[0\]\.limit = "lots": must be an '
@@ -329,6 +332,9 @@ def test_cli_bad_input_is_one_line(capsys, tmp_path):
     assert main(["import", str(bad), "--from", "meta-ddg"]) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "malformed JSON at line 1" in err and "Traceback" not in err
+    bad.write_bytes(b'{"a": "\xff"}')
+    assert main(["import", str(bad), "--from", "meta-curated"]) == 2
+    assert capsys.readouterr().err.endswith("bad.json: not UTF-8 text (byte 7)\n")
 
 
 # ---------------------------------------------------------------------------------------------

@@ -53,6 +53,8 @@ def _parse(path: Path) -> ET.Element:
     except ET.ParseError as exc:
         line, col = exc.position
         raise InputError(f"malformed XML at line {line} column {col}", file=str(path)) from None
+    except (LookupError, ValueError) as exc:  # e.g. an unknown encoding in the XML declaration
+        raise InputError(f"unreadable XML: {exc}", file=str(path)) from None
 
 
 def _tag(el: ET.Element) -> str:
