@@ -17,9 +17,11 @@ from warpweave.core.errors import InputError
 from warpweave.core.formats import (
     dumps,
     load_model,
+    model_to_dict,
     read_document,
     schedule_from_dict,
     schedule_to_dict,
+    write_document,
 )
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule, straight_line
@@ -94,6 +96,19 @@ def cmd_bounds(args) -> int:
     return EXIT_OK
 
 
+def _reservation_runs(op) -> str:
+    """A reservation table as runs of equal rows: `+0..95 TMA:1; +96 ...` (empty rows skipped)."""
+    runs: list[list] = []  # [first cycle, last cycle, row]
+    for c, row in enumerate(op.rrt):
+        if runs and runs[-1][2] == row and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c, row])
+    return "; ".join(f"+{a}" + (f"..{b}" if b > a else "") + " "
+                     + ", ".join(f"{u}:{n}" for u, n in row)
+                     for a, b, row in runs if row) or "-"
+
+
 def describe_model(model: Model) -> str:
     """A readable summary: machine, ops with their resources, edges."""
     m = model.machine
@@ -110,7 +125,7 @@ def describe_model(model: Model) -> str:
     for op in model.ops:
         uniform = op.uniform_use()
         if uniform is None:
-            uses = "; ".join(f"+{c} {u}:{n}" for c, u, n in op.usage())
+            uses = _reservation_runs(op)
         else:
             uses = ", ".join(f"{u}:{n}" for u, n in uniform.items()) or "-"
         notes = [k for k, on in (("variable-latency", op.variable_latency),
@@ -248,6 +263,25 @@ def _compare(paper: Outcome, full: Outcome) -> Outcome:
         note = f"the full search differs: I={b.I}, L={b.L} ({full.status}) vs Algorithm 1's " \
                f"I={a.I}, L={a.L}"
     return attrs.evolve(paper, notes=paper.notes + (note,))
+
+
+def cmd_import(args) -> int:
+    from warpweave.importers import import_model
+    from warpweave.importers.meta_b200 import parse_groups
+
+    model = import_model(
+        args.file, args.source, loop=args.loop, rm=args.rm, reg_limit=args.reg_limit,
+        groups=parse_groups(args.groups) if args.groups is not None else None,
+        async_units=[u for u in args.async_units.split(",") if u]
+        if args.async_units is not None else None)
+    doc = model_to_dict(model)
+    if args.out:
+        write_document(doc, args.out)
+        print(f"wrote {args.out}: model {model.name}, {len(model.ops)} ops, "
+              f"{len(model.edges)} edges", file=sys.stderr)
+    else:
+        print(dumps(doc), end="")
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------------
@@ -507,6 +541,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--schedule", help="schedule file (.json or .toml)")
     p.add_argument("--out", required=True, help="output directory")
     p.set_defaults(func=cmd_draw)
+
+    p = sub.add_parser("import", help="convert an external dependence graph into a model file",
+                       description="Convert FILE (Meta's raw ddg-0.1 dump, Meta's curated-ddg-0.2 "
+                       "graph, or a HatScheT GraphML graph with its resource model) into the "
+                       "warpweave model format; docs/importers.md gives the field mapping.")
+    p.add_argument("file", help="the graph file")
+    p.add_argument("--from", dest="source", required=True,
+                   choices=["meta-ddg", "meta-curated", "hatschet"], help="the input format")
+    p.add_argument("--loop", type=int, help="Meta formats: the loop_id to import (default: the "
+                   "first inner loop)")
+    p.add_argument("--groups", help="Meta formats: warp-group sizes over the 32 warps, e.g. "
+                   "1,4x7,1x3 (the default); the first is the variable-latency group")
+    p.add_argument("--reg-limit", type=int, help="Meta formats: registers per thread of every "
+                   "group (default 255 = 8160 words per warp / 32)")
+    p.add_argument("--async-units", help="Meta formats: units whose ops hold their group's issue "
+                   "for one cycle only, e.g. TC,TMA (default: none, as in the paper)")
+    p.add_argument("--rm", help="HatScheT: the resource-model XML (default: <graph>_RM.xml or "
+                   "<graph>RM.xml beside the graph)")
+    p.add_argument("--out", help="write the model here (.json or .toml) instead of printing it")
+    p.set_defaults(func=cmd_import)
     return parser
 
 

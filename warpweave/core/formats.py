@@ -46,6 +46,8 @@ def read_document(path: str | Path) -> dict:
         text = p.read_text()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
     try:
         doc = tomllib.loads(text) if p.suffix == ".toml" else json.loads(text)
     except json.JSONDecodeError as exc:
