@@ -24,6 +24,7 @@ from warpweave.core.formats import (
     write_document,
 )
 from warpweave.core.model import Model
+from warpweave.core.registry import BACKENDS, backend, backend_specs
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.search import Attempt, Outcome, constraint_set, search
 from warpweave.core.streaming import apply_streaming
@@ -281,6 +282,83 @@ def cmd_import(args) -> int:
               f"{len(model.edges)} edges", file=sys.stderr)
     else:
         print(dumps(doc), end="")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Backends
+
+
+def backend_rows() -> list[dict]:
+    """One row per backend variant: spec, availability (and why not), version, capabilities."""
+    rows = []
+    for family in BACKENDS.names():
+        try:
+            cls = BACKENDS.get(family)
+        except InputError:
+            rows.append({"spec": family, "available": False,
+                         "reason": BACKENDS.failures.get(family, "failed to load"),
+                         "version": None, "capabilities": []})
+            continue
+        reason = cls.unavailable()
+        if reason is not None:
+            rows.append({"spec": family, "available": False, "reason": reason, "version": None,
+                         "capabilities": sorted(cls.capabilities)})
+            continue
+        for spec in [s for s in backend_specs() if s.partition(":")[0] == family]:
+            b = backend(spec)
+            rows.append({"spec": b.spec, "available": True, "reason": None,
+                         "version": b.version(), "capabilities": sorted(b.capabilities)})
+    return rows
+
+
+def cmd_backends(args) -> int:
+    rows = backend_rows()
+    choices = {}
+    for family, cls in BACKENDS.load_all().items():
+        if hasattr(cls, "choices") and cls.unavailable() is None:
+            choices[family] = cls.choices()
+    if args.json:
+        _print_json({"backends": rows, "options": choices})
+        return EXIT_OK
+    table = [["spec", "available", "version", "capabilities"]]
+    for r in rows:
+        table.append([r["spec"], "yes" if r["available"] else f"no: {r['reason']}",
+                      r["version"] or "-", " ".join(r["capabilities"])])
+    print("backends:")
+    print(_table(table))
+    for family, c in choices.items():
+        print(f"\n{family} options: {c['syntax']} (defaults: {', '.join(c['defaults'])})")
+        if "solvers" in c:
+            ok = [n for n, why in c["solvers"].items() if why is None]
+            print(f"  solvers: {', '.join(ok)}")
+            for n, why in c["solvers"].items():
+                if why is not None:
+                    print(f"  solver {n} unavailable: {why}")
+            print(f"  cardinality encodings: {', '.join(c['card'])}")
+            print(f"  PB encodings: {', '.join(c['pb'])}")
+    return EXIT_OK
+
+
+def cmd_export(args) -> int:
+    from warpweave.backends.exports import export
+    from warpweave.encodings.ir import Problem
+
+    try:
+        problem = Problem.read(args.ir)
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise InputError(f"not a readable IR file ({type(exc).__name__}: {exc})",
+                         file=args.ir) from None
+    card, _, pb = (args.encodings or "").partition("/")
+    try:
+        offset = export(problem, args.to, args.out, **{k: v for k, v in
+                                                        (("card", card), ("pb", pb)) if v})
+    except ValueError as exc:
+        raise InputError(str(exc), value=args.encodings) from None
+    summary = problem.summary()
+    note = f", objective = file objective + {offset}" if offset else ""
+    print(f"wrote {args.out} ({args.to}): {summary['bools']} Booleans, {summary['ints']} "
+          f"integers, {sum(summary['constraints'].values())} constraints{note}")
     return EXIT_OK
 
 
@@ -561,6 +639,24 @@ def build_parser() -> argparse.ArgumentParser:
                    "<graph>RM.xml beside the graph)")
     p.add_argument("--out", help="write the model here (.json or .toml) instead of printing it")
     p.set_defaults(func=cmd_import)
+    p = sub.add_parser("backends", help="list the solver backends, their variants and capabilities",
+                       description="List every registered backend (and the concrete variants "
+                       "worth testing: sat solvers x encodings, cpsat worker counts) with "
+                       "availability (and why not), solver version and capabilities.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_backends)
+
+    p = sub.add_parser("export", help="write an IR file as LP, MPS, SMT-LIB 2, CNF or WCNF",
+                       description="Translate a saved IR problem (warpweave.ir/1 JSON, what "
+                       "failing solves are saved as) to a standard format, to replay it with an "
+                       "external solver.")
+    p.add_argument("ir", help="IR file (.json)")
+    p.add_argument("--to", required=True, choices=["lp", "mps", "smt2", "cnf", "wcnf"],
+                   help="output format")
+    p.add_argument("--out", required=True, help="output file")
+    p.add_argument("--encodings", metavar="CARD/PB",
+                   help="cnf/wcnf: cardinality and PB encodings (default totalizer/best)")
+    p.set_defaults(func=cmd_export)
     return parser
 
 
