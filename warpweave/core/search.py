@@ -144,7 +144,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     """Find an optimal schedule of `model` (see the module docstring)."""
     started = time.perf_counter()
     cons = list(constraints) if constraints is not None else constraint_set()
-    b = bounds(model)
+    b = bounds(model, {c.name for c in cons})
     s_max = max_stages or b.default_max_stages()
     if s_max < 1:
         raise InputError("must be >= 1", ("max_stages",), s_max)
