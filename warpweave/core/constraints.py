@@ -43,11 +43,14 @@ class VariableView(Protocol):
     def conj(self, lits: Sequence[Lit]) -> Lit: ...
     def disj(self, lits: Sequence[Lit]) -> Lit: ...
 
-    def require_gap(self, u: str, v: str, gap: int, unless: Sequence[Lit] = ()) -> None:
-        """M(v) - M(u) >= gap, unless one of `unless` is true."""
+    def require_gap(self, u: str, v: str, delay: int, distance: int = 0,
+                    unless: Sequence[Lit] = ()) -> None:
+        """M(v) + distance*I - M(u) >= delay, unless one of `unless` is true."""
 
-    def forbid_window(self, v: str, o: str, lo: int, hi: int, unless: Sequence[Lit] = ()) -> None:
-        """Not lo <= M(v) - M(o) < hi (v != o), unless one of `unless` is true."""
+    def forbid_overlap(self, v: str, o: str, k: int, occupancy: int,
+                       unless: Sequence[Lit] = ()) -> None:
+        """Copy i of v does not issue while copy i-k of o occupies its first `occupancy` cycles:
+        not 0 <= M(v) - M(o) + k*I < occupancy, unless one of `unless` is true."""
 
     def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
         """Reservations (op, row c, count) of one unit fit `capacity` in every modular slot."""
@@ -102,7 +105,7 @@ class Dependence(_Builtin):
 
     def encode(self, view: VariableView) -> None:
         for e in view.model.edges:
-            view.require_gap(e.src, e.dst, e.delay - e.distance * view.I)
+            view.require_gap(e.src, e.dst, e.delay, e.distance)
 
 
 class CrossWarpSpill(_Builtin):
@@ -115,7 +118,7 @@ class CrossWarpSpill(_Builtin):
         for e in view.model.edges:
             spill = view.model.op(e.src).spill_cost
             if e.is_data and spill:
-                view.require_gap(e.src, e.dst, e.delay + spill - e.distance * view.I,
+                view.require_gap(e.src, e.dst, e.delay + spill, e.distance,
                                  unless=[view.same_group(e.src, e.dst)])
 
 
@@ -162,7 +165,7 @@ class Liveness(_Builtin):
     def encode(self, view: VariableView) -> None:
         for e in view.model.edges:
             if e.is_data:
-                view.require_gap(e.src, e.dst, -e.distance * view.I)
+                view.require_gap(e.src, e.dst, 0, e.distance)
 
 
 class Memory(_Builtin):
@@ -228,7 +231,7 @@ class Concurrency(_Builtin):
     name = "concurrency"
 
     def encode(self, view: VariableView) -> None:
-        model, I, S = view.model, view.I, view.S
+        model, S = view.model, view.S
         for op in model.ops:
             v = op.name
             incoming = model.in_edges(v)
@@ -240,16 +243,11 @@ class Concurrency(_Builtin):
             if trigger is False:
                 continue
             for other in model.ops:
-                o = other.name
                 occ = 1 if other.is_async else other.cycles
-                for k in range(-(S - 1), S):  # k = copy of v minus copy of o
-                    lo, hi = -k * I, -k * I + occ
-                    if o == v:
-                        if k != 0 and lo <= 0 < hi:  # v's previous copy still occupies the group
-                            view.problem.add_clause([neg(trigger)])
-                        continue
-                    view.forbid_window(v, o, lo, hi,
-                                       unless=[neg(trigger), neg(view.same_group(v, o))])
+                for k in range(-(S - 1), S):  # k = copy of v minus copy of other
+                    if other.name != v or k != 0:
+                        view.forbid_overlap(v, other.name, k, occ, unless=[
+                            neg(trigger), neg(view.same_group(v, other.name))])
 
 
 BUILTIN: tuple[type[Constraint], ...] = (
