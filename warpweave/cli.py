@@ -7,14 +7,27 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
+from pathlib import Path
+
+import attrs
 
 from warpweave import __version__
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
-from warpweave.core.formats import load_model, load_schedule
+from warpweave.core.formats import (
+    dumps,
+    load_model,
+    model_to_dict,
+    read_document,
+    schedule_from_dict,
+    schedule_to_dict,
+    write_document,
+)
 from warpweave.core.model import Model
 from warpweave.core.registry import BACKENDS, backend, backend_specs
-from warpweave.core.schedule import straight_line
+from warpweave.core.schedule import Schedule, straight_line
+from warpweave.core.search import Attempt, Outcome, constraint_set, search
+from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import verify
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
@@ -26,7 +39,7 @@ def _print_json(doc) -> None:
 
 def _table(rows: list[list[str]], indent: str = "  ") -> str:
     widths = [max(len(r[k]) for r in rows) for k in range(len(rows[0]))]
-    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()
+    return "\n".join(indent + "  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip()
                      for r in rows)
 
 
@@ -35,7 +48,13 @@ def _table(rows: list[list[str]], indent: str = "  ") -> str:
 
 def cmd_verify(args) -> int:
     model = load_model(args.model)
-    schedule = load_schedule(args.schedule, model)
+    doc = read_document(args.schedule)
+    if doc.get("streaming"):  # solved with streaming ops at zero latency: verify the same model
+        model, _ = apply_streaming(model)
+    try:
+        schedule = schedule_from_dict(doc, model)
+    except InputError as exc:
+        raise exc.with_file(args.schedule) from None
     violations = verify(model, schedule)
     q = straight_line(model, schedule)
     if args.json:
@@ -78,6 +97,19 @@ def cmd_bounds(args) -> int:
     return EXIT_OK
 
 
+def _reservation_runs(op) -> str:
+    """A reservation table as runs of equal rows: `+0..95 TMA:1; +96 ...` (empty rows skipped)."""
+    runs: list[list] = []  # [first cycle, last cycle, row]
+    for c, row in enumerate(op.rrt):
+        if runs and runs[-1][2] == row and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c, row])
+    return "; ".join(f"+{a}" + (f"..{b}" if b > a else "") + " "
+                     + ", ".join(f"{u}:{n}" for u, n in row)
+                     for a, b, row in runs if row) or "-"
+
+
 def describe_model(model: Model) -> str:
     """A readable summary: machine, ops with their resources, edges."""
     m = model.machine
@@ -94,7 +126,7 @@ def describe_model(model: Model) -> str:
     for op in model.ops:
         uniform = op.uniform_use()
         if uniform is None:
-            uses = "; ".join(f"+{c} {u}:{n}" for c, u, n in op.usage())
+            uses = _reservation_runs(op)
         else:
             uses = ", ".join(f"{u}:{n}" for u, n in uniform.items()) or "-"
         notes = [k for k, on in (("variable-latency", op.variable_latency),
@@ -118,6 +150,143 @@ def describe_model(model: Model) -> str:
 def cmd_show(args) -> int:
     print(describe_model(load_model(args.model)))
     return EXIT_OK
+
+
+def _progress(a: Attempt) -> None:
+    """One line per question the search answers, on a terminal only."""
+    if sys.stderr.isatty():
+        length = f" L={a.L}" if a.L is not None else ""
+        print(f"  {a.phase:<9} I={a.I:<4} S={a.S:<2} {a.status:<10}{length} "
+              f"({a.seconds:.2f} s)", file=sys.stderr)
+
+
+def _buffers(outcome: Outcome, streaming) -> dict[str, int]:
+    """Ring depth per value, as the code generator allocates them."""
+    from warpweave.codegen.buffers import plan
+    s = outcome.schedule
+    ahead = {x.op: x.depth(s.I) for x in streaming}
+    return {name: b.depth for name, b in plan(outcome.model, s, run_ahead=ahead).buffers.items()}
+
+
+def solve_report(outcome: Outcome, streaming) -> dict:
+    """The schedule format of DESIGN section 5 with the search's extra fields."""
+    s = outcome.schedule
+    extra = {"optimal": outcome.optimal, "status": outcome.status,
+             "lower_bound": outcome.lower_bound, "proof": outcome.proof(),
+             "backend": outcome.backend, "encoding": outcome.encoding,
+             "seconds": round(outcome.seconds, 3), "constraints": list(outcome.constraints),
+             "notes": list(outcome.notes)}
+    if streaming:
+        extra["streaming"] = [x.to_dict(s.I if s else outcome.lower_bound) for x in streaming]
+    if s is None:
+        return {"format": "warpweave.schedule/1", "model": outcome.model.name, "I": None,
+                **extra}
+    extra["stages"] = s.stages
+    extra["buffers"] = _buffers(outcome, streaming)
+    return schedule_to_dict(s, **extra)
+
+
+def describe_outcome(outcome: Outcome, streaming) -> str:
+    """The readable report of a solve."""
+    b, s, m = outcome.bounds, outcome.schedule, outcome.model
+    why = f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "") + \
+        f", RecMII {b.rec_mii}"
+    lines = [f"{m.name}: {outcome.status}"]
+    if s is not None:
+        proof = "proven optimal" if outcome.optimal else \
+            f"not proven optimal: no I < {outcome.lower_bound} is feasible"
+        lines.append(f"  I = {s.I} ({proof}; lower bound {b.lower}: {why})")
+        lines.append(f"  L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}")
+    elif outcome.status == "infeasible":
+        lines.append(f"  no schedule with I <= {b.i_upper} (beyond which a larger I cannot "
+                     f"help) and at most {outcome.max_stages} stages")
+    else:
+        lines.append(f"  no schedule found; no I < {outcome.lower_bound} is feasible")
+    lines.append(f"  backend {outcome.backend}, encoding {outcome.encoding}, "
+                 f"{outcome.seconds:.2f} s, {len(outcome.attempts)} solver calls")
+    for note in outcome.notes:
+        lines.append(f"  note: {note}")
+    if s is not None:
+        depths = _buffers(outcome, streaming)
+        rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
+        for op in m.ops:
+            rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),
+                         s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
+        lines.append(_table(rows))
+    for x in streaming:
+        lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
+                     f"{x.depth(s.I if s else outcome.lower_bound)} iteration(s) ahead")
+    infeasible = [a for a in outcome.attempts if a.status == "infeasible"]
+    if infeasible:
+        cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"
+                                          else f"S={a.S}") for a in infeasible[:12])
+        more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
+        lines.append(f"  proof: infeasible {cases}{more}")
+    return "\n".join(lines)
+
+
+def cmd_solve(args) -> int:
+    model = load_model(args.model)
+    streaming = []
+    if not args.no_streaming:
+        model, streaming = apply_streaming(model)
+    cons = constraint_set(without=args.without)
+    outcome = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
+                     max_stages=args.max_stages, time_limit=args.time_limit,
+                     solve_limit=args.solve_limit, paper=args.paper_search,
+                     tie_breakers=args.tie_break, seed=args.seed, progress=_progress)
+    if args.paper_search and outcome.schedule is not None:
+        full = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
+                      max_stages=args.max_stages, time_limit=args.time_limit,
+                      solve_limit=args.solve_limit, seed=args.seed, progress=_progress)
+        outcome = _compare(outcome, full)
+    report = solve_report(outcome, streaming)
+    if args.out:
+        with open(args.out, "w") as f:
+            f.write(dumps(report))
+    if args.json:
+        print(dumps(report), end="")
+    else:
+        print(describe_outcome(outcome, streaming))
+    if outcome.status == "optimal" or (args.paper_search and outcome.schedule is not None):
+        return EXIT_OK
+    return EXIT_NO if outcome.status == "infeasible" else EXIT_LIMIT
+
+
+def _compare(paper: Outcome, full: Outcome) -> Outcome:
+    """Algorithm 1's answer with a note on how the full search's answer differs."""
+    a, b = paper.schedule, full.schedule
+    if b is None:
+        note = f"the full search found no schedule ({full.status})"
+    elif (a.I, a.L) == (b.I, b.L):
+        note = f"the full search agrees: I={b.I}, L={b.L} ({full.status})"
+    else:
+        note = f"the full search differs: I={b.I}, L={b.L} ({full.status}) vs Algorithm 1's " \
+               f"I={a.I}, L={a.L}"
+    return attrs.evolve(paper, notes=paper.notes + (note,))
+
+
+def cmd_import(args) -> int:
+    from warpweave.importers import import_model
+    from warpweave.importers.meta_b200 import parse_groups
+
+    model = import_model(
+        args.file, args.source, loop=args.loop, rm=args.rm, reg_limit=args.reg_limit,
+        groups=parse_groups(args.groups) if args.groups is not None else None,
+        async_units=[u for u in args.async_units.split(",") if u]
+        if args.async_units is not None else None)
+    doc = model_to_dict(model)
+    if args.out:
+        write_document(doc, args.out)
+        print(f"wrote {args.out}: model {model.name}, {len(model.ops)} ops, "
+              f"{len(model.edges)} edges", file=sys.stderr)
+    else:
+        print(dumps(doc), end="")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Backends
 
 
 def backend_rows() -> list[dict]:
@@ -194,6 +363,162 @@ def cmd_export(args) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# From schedule to program (warpweave.codegen)
+
+
+def _schedule_for(args, model: Model) -> tuple[Model, Schedule, dict[str, int]]:
+    """The schedule the codegen commands work on (from --schedule; one place to add solving):
+    the model it is for (streaming ops at zero latency if it was solved so), the schedule, and
+    how many iterations each streaming op must run ahead."""
+    if not args.schedule:
+        raise InputError("a schedule is needed: give --schedule S.json", ("--schedule",))
+    doc = read_document(args.schedule)
+    run_ahead: dict[str, int] = {}
+    if doc.get("streaming"):
+        model, changed = apply_streaming(model)
+        run_ahead = {c.op: c.depth(doc.get("I", 1)) for c in changed}
+    try:
+        return model, schedule_from_dict(doc, model), run_ahead
+    except InputError as exc:
+        raise exc.with_file(args.schedule) from None
+
+
+def _valid_schedule(args) -> tuple[Model, Schedule, dict[str, int]] | None:
+    """Model, schedule and run-ahead depths, or None after printing the violations (codegen
+    needs a valid schedule)."""
+    model, schedule, run_ahead = _schedule_for(args, load_model(args.model))
+    violations = verify(model, schedule)
+    if violations:
+        print(f"invalid schedule ({len(violations)} violations); codegen needs a valid one:",
+              file=sys.stderr)
+        for v in violations:
+            print(f"  {v}", file=sys.stderr)
+        return None
+    return model, schedule, run_ahead
+
+
+def _lowered(args):
+    """(model, schedule, warp program), or None when the schedule is invalid."""
+    from warpweave.codegen.lower import lower
+    got = _valid_schedule(args)
+    if got is None:
+        return None
+    model, schedule, run_ahead = got
+    return model, schedule, lower(model, schedule, run_ahead=run_ahead)
+
+
+def cmd_emit(args) -> int:
+    from warpweave.codegen import cuda, text
+    got = _lowered(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule, program = got
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = model.name
+    targets = {"pseudo", "ir", "cuda"} if args.target == "all" else {args.target}
+    written = []
+    if "pseudo" in targets:
+        (out / f"{stem}.qtable.txt").write_text(text.q_table(model, schedule) + "\n")
+        (out / f"{stem}.pseudo.txt").write_text(text.pseudocode(model, program))
+        written += [f"{stem}.qtable.txt", f"{stem}.pseudo.txt"]
+    if "ir" in targets:
+        (out / f"{stem}.ir.txt").write_text(text.ir_text(program))
+        (out / f"{stem}.ir.json").write_text(text.ir_json(program) + "\n")
+        written += [f"{stem}.ir.txt", f"{stem}.ir.json"]
+    status = EXIT_OK
+    report = None
+    if "cuda" in targets:
+        src = cuda.emit_cuda(model, program, args.arch)
+        cu = cuda.write_cuda(src, out, stem)
+        written += [cu.name, src.hooks_name]
+        if not args.no_compile:
+            if cuda.nvcc_path() is None:
+                report = "nvcc not found: not compiled"
+            else:
+                res = cuda.compile_cuda(cu, src.arch)
+                if not res.ok:
+                    print(res.output, file=sys.stderr)
+                    status = EXIT_NO
+                report = _ptxas_lines(res, src)
+    print(f"{model.name}: I={schedule.I}, L={schedule.L}, {program.S} stages; wrote "
+          f"{', '.join(written)} to {out}")
+    for b in program.plan.buffers.values():
+        print(f"  buffer {b.value}: {b.depth} slot{'s' * (b.depth != 1)} ({b.reason})")
+    for name, ch in program.plan.channels.items():
+        print(f"  channel {name}: {ch.group} -> {', '.join(ch.consumers) or '(own group)'}, "
+              f"{ch.depth} slot{'s' * (ch.depth != 1)}, {ch.lowering}")
+    for note in program.notes:
+        print(f"  note: {note}")
+    if report:
+        print(report)
+    return status
+
+
+def _ptxas_lines(res, src) -> str:
+    lines = [f"  nvcc -arch={src.arch}: {'ok' if res.ok else 'FAILED'}"]
+    for k in res.kernels:
+        lines.append(f"  ptxas {k.target} {k.kernel}: {k.registers} registers/thread, "
+                     f"{k.spill_stores} B spill stores, {k.spill_loads} B spill loads, "
+                     f"{k.stack_frame} B stack, {k.smem} B smem")
+    lines.append(f"  setmaxnreg per warp group: {list(src.layout.hw_regs)} "
+                 f"(entry {src.layout.entry_regs}, {src.layout.threads} threads)")
+    return "\n".join(lines)
+
+
+def cmd_simulate(args) -> int:
+    from warpweave.codegen.simulate import simulate
+    got = _lowered(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule, program = got
+    if args.iterations < program.min_iterations:
+        raise InputError(f"must be >= {program.min_iterations} for this schedule",
+                         ("--iterations",), args.iterations)
+    if not 0 <= args.jitter < 100:
+        raise InputError("must be in [0, 100)", ("--jitter",), args.jitter)
+    res = simulate(model, schedule, program, args.iterations, args.jitter / 100, args.seed,
+                   args.pace)
+    if args.json:
+        _print_json({"model": model.name, "I": schedule.I, "iterations": res.iterations,
+                     "ok": res.ok, "deadlock": list(res.deadlock),
+                     "races": [str(r) for r in res.races],
+                     "rate": str(res.rate) if res.rate is not None else None,
+                     "target": str(res.target), "gap": res.gap(), "stalls": res.stalls,
+                     "late": res.late,
+                     "makespan": res.makespan})
+    else:
+        lat = f"jitter {args.jitter:g}% (seed {args.seed})" if args.jitter else "fixed latencies"
+        print(f"{model.name}: {res.iterations} iterations, {lat}, {args.pace} pacing, "
+              f"{res.makespan} cycles")
+        print(f"  deadlock: {'; '.join(res.deadlock) or 'none'}")
+        print(f"  races: {len(res.races)}")
+        if args.pace == "schedule":
+            print(f"  ops issued after their planned cycle: {res.late}")
+        for r in res.races[:10]:
+            print(f"    {r}")
+        rate = f"{res.rate} = {float(res.rate):.4f}" if res.rate is not None else "n/a"
+        print(f"  steady state: {rate} iterations/cycle; 1/I = {res.target}")
+        gap = res.gap()
+        print(f"  {'gap: ' + gap if gap else 'reaches 1/I'}")
+        for k, v in sorted(res.stalls.items(), key=lambda kv: -kv[1])[:6]:
+            print(f"    stall {k}: {v} cycles")
+    return EXIT_OK if res.ok else EXIT_NO
+
+
+def cmd_draw(args) -> int:
+    from warpweave.codegen.draw import draw_all
+    got = _valid_schedule(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule, _ = got
+    made = draw_all(model, schedule, args.out)
+    for name, how in made.items():
+        print(f"{Path(args.out) / name}: {how}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable] = {}
 
@@ -227,6 +552,93 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help="model file (.json or .toml)")
     p.set_defaults(func=cmd_show)
 
+    p = sub.add_parser(
+        "solve", help="find an optimal schedule and warp assignment, with a proof",
+        description="Search I upward from max(ResMII, RecMII); at each I try every stage count "
+        "S <= --max-stages, minimizing L. Exit 0 optimal, 1 no schedule within the bounds, "
+        "2 bad input, 3 a limit reached before the proof was complete.")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--backend", default="cpsat", help="solver backend, e.g. cpsat, cbc, highs, "
+                   "z3, cvc5, yices, sat:cadical195/totalizer (default: cpsat)")
+    p.add_argument("--encoding", default="compact", help="encoding of time: compact (default) "
+                   "or paper (the Twill paper's Figures 4-6)")
+    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) searched "
+                   "(default: derived from the graph, see `warpweave bounds`)")
+    p.add_argument("--time-limit", type=float, help="seconds for the whole search")
+    p.add_argument("--solve-limit", type=float, help="seconds for each solver call")
+    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
+                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
+                   "search")
+    p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
+                   help="leave a constraint out (repeatable), e.g. --without concurrency")
+    p.add_argument("--tie-break", action="append", default=[], metavar="WHAT",
+                   help="among optimal (I, L): groups | cross_edges | register_peak "
+                   "(repeatable, applied in order)")
+    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
+                   "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
+    p.add_argument("--json", action="store_true", help="print the schedule format (DESIGN 5) "
+                   "with optimal, lower_bound, proof, stages, buffers, ...")
+    p.add_argument("--out", help="also write the JSON report to this file")
+    p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser("emit", help="pipelined code from a schedule: pseudocode, IR, CUDA C++",
+                       description="Lower a valid schedule to per-warp-group programs and print "
+                       "them: the Q table and pseudocode (pseudo), the warp-program IR as text "
+                       "and JSON (ir), a CUDA C++ kernel skeleton with hooks (cuda; compiled "
+                       "with nvcc when present, reporting ptxas registers and spills).")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    p.add_argument("--target", choices=("pseudo", "ir", "cuda", "all"), default="all")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--arch", choices=("sm_90a", "sm_100a"),
+                   help="CUDA target (default: sm_100a for Blackwell-like machine names, "
+                   "else sm_90a)")
+    p.add_argument("--no-compile", action="store_true", help="do not run nvcc")
+    p.set_defaults(func=cmd_emit)
+
+    p = sub.add_parser("simulate", help="run the warp programs in a discrete-event simulator",
+                       description="Simulate the warp programs of a valid schedule: deadlock, "
+                       "ring-slot races and wrong-iteration reads are reported, and the "
+                       "steady-state rate is compared with 1/I. Exit 0 clean, 1 otherwise.")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    p.add_argument("--iterations", type=int, default=64, help="loop iterations (default 64)")
+    p.add_argument("--jitter", type=float, default=0.0,
+                   help="randomize variable-latency ops by up to +-PCT percent")
+    p.add_argument("--seed", type=int, default=0, help="random seed for --jitter")
+    p.add_argument("--pace", choices=("schedule", "greedy"), default="schedule",
+                   help="issue ops at their scheduled cycle (default) or as soon as possible")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("draw", help="pictures: Q timeline (SVG/PNG), dependence graph (DOT/SVG)",
+                       description="Write timeline.svg (and timeline.png with matplotlib), "
+                       "graph.dot and graph.svg (graphviz dot if on PATH, else built in).")
+    p.add_argument("model", help="model file (.json or .toml)")
+    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(func=cmd_draw)
+
+    p = sub.add_parser("import", help="convert an external dependence graph into a model file",
+                       description="Convert FILE (Meta's raw ddg-0.1 dump, Meta's curated-ddg-0.2 "
+                       "graph, or a HatScheT GraphML graph with its resource model) into the "
+                       "warpweave model format; docs/importers.md gives the field mapping.")
+    p.add_argument("file", help="the graph file")
+    p.add_argument("--from", dest="source", required=True,
+                   choices=["meta-ddg", "meta-curated", "hatschet"], help="the input format")
+    p.add_argument("--loop", type=int, help="Meta formats: the loop_id to import (default: the "
+                   "first inner loop)")
+    p.add_argument("--groups", help="Meta formats: warp-group sizes over the 32 warps, e.g. "
+                   "1,4x7,1x3 (the default); the first is the variable-latency group")
+    p.add_argument("--reg-limit", type=int, help="Meta formats: registers per thread of every "
+                   "group (default 255 = 8160 words per warp / 32)")
+    p.add_argument("--async-units", help="Meta formats: units whose ops hold their group's issue "
+                   "for one cycle only, e.g. TC,TMA (default: none, as in the paper)")
+    p.add_argument("--rm", help="HatScheT: the resource-model XML (default: <graph>_RM.xml or "
+                   "<graph>RM.xml beside the graph)")
+    p.add_argument("--out", help="write the model here (.json or .toml) instead of printing it")
+    p.set_defaults(func=cmd_import)
     p = sub.add_parser("backends", help="list the solver backends, their variants and capabilities",
                        description="List every registered backend (and the concrete variants "
                        "worth testing: sat solvers x encodings, cpsat worker counts) with "

@@ -1,4 +1,4 @@
-"""Bounds on the initiation interval: ResMII, RecMII (exact maximum cycle ratio), and the search limits.
+"""Bounds on the initiation interval: ResMII, RecMII (exact maximum cycle ratio), search limits.
 
 RecMII is the maximum over dependence cycles of total delay over total distance.  It is found
 exactly: bisection over rationals with denominators at most the total distance, each step a
@@ -10,6 +10,7 @@ schedule at any `I`; it is reported as an input error that names the cycle.
 from __future__ import annotations
 
 import math
+from collections.abc import Collection
 from fractions import Fraction
 
 import attrs
@@ -193,6 +194,9 @@ def critical_cycle(model: Model) -> CycleRatio | None:
             else None
         if cycle is None:
             continue  # every cycle here has ratio 0
+        order = {name: k for k, name in enumerate(model.op_names)}
+        first = min(range(len(cycle)), key=lambda k: order[cycle[k].src])
+        cycle = cycle[first:] + cycle[:first]  # start at the op that comes first in the model
         found = CycleRatio(tuple(cycle), sum(e.delay for e in cycle),
                            sum(e.distance for e in cycle))
         if best is None or found.ratio > best.ratio:
@@ -214,7 +218,7 @@ def min_length(model: Model) -> int:
 
 
 def _topological(model: Model) -> list[str]:
-    """Ops in an order compatible with distance-0 edges (zero-delay cycles are broken arbitrarily)."""
+    """Ops in an order compatible with distance-0 edges (zero-delay cycles broken arbitrarily)."""
     indeg = {n: 0 for n in model.op_names}
     zero = [e for e in model.edges if e.distance == 0 and e.src != e.dst]
     for e in zero:
@@ -255,10 +259,53 @@ def i_upper(model: Model) -> int:
     return total
 
 
-def bounds(model: Model) -> Bounds:
-    """All the bounds of a model; raises InputError for a zero-distance positive cycle."""
-    rmii, unit = res_mii(model)
-    crit = critical_cycle(model)
+def bounds(model: Model, rules: Collection[str] | None = None) -> Bounds:
+    """All the bounds of a model; raises InputError for a zero-distance positive cycle.
+
+    With `rules` (the names of the constraints in force), a bound is only claimed where the
+    constraint it rests on is among them: ResMII needs capacity, RecMII and the longest path need
+    dependence, a length bound needs completion.
+    """
+    def on(name: str) -> bool:
+        return rules is None or name in rules
+
+    rmii, unit = res_mii(model) if on("capacity") else (0, None)
+    crit = critical_cycle(model) if on("dependence") else None
     rec = math.ceil(crit.ratio) if crit else 0
+    if not on("completion"):
+        length = 1
+    elif on("dependence"):
+        length = min_length(model)
+    else:
+        length = max(op.cycles for op in model.ops)
     return Bounds(res_mii=rmii, res_unit=unit, rec_mii=rec, critical=crit,
-                  min_length=min_length(model), i_upper=max(i_upper(model), 1))
+                  min_length=length, i_upper=max(i_upper(model), 1))
+
+
+def start_windows(model: Model, I: int, L: int,  # noqa: E741
+                  edges: bool = True) -> dict[str, tuple[int, int]] | None:
+    """The range [lo, hi] each start time M(v) can take at (I, L), or None if some range is empty.
+
+    Completion alone gives [0, L - cycles(v)].  With `edges`, every edge's dependence
+    M(v) - M(u) >= d - delta*I narrows the ranges (longest paths forward and backward); a positive
+    cycle at this I (I < RecMII) leaves no range.  Spill costs are not used: they depend on groups.
+    """
+    lo = {op.name: 0 for op in model.ops}
+    hi = {op.name: L - op.cycles for op in model.ops}
+    weighted = [(e.src, e.dst, e.delay - e.distance * I) for e in model.edges] if edges else []
+    for _ in range(len(lo) + 1):
+        changed = False
+        for u, v, w in weighted:
+            if lo[u] + w > lo[v]:
+                lo[v], changed = lo[u] + w, True
+            if hi[v] - w < hi[u]:
+                hi[u], changed = hi[v] - w, True
+        if not changed:
+            break
+        if any(lo[v] > hi[v] for v in lo):
+            return None
+    else:
+        return None
+    if any(lo[v] > hi[v] for v in lo):
+        return None
+    return {v: (lo[v], hi[v]) for v in lo}

@@ -106,7 +106,7 @@ class Op:
         return sum(n for _, u, n in self.usage() if u == unit)
 
     def uniform_use(self) -> dict[str, int] | None:
-        """The `uses` shorthand if every cycle has the same row (or there are no rows), else None."""
+        """The `uses` shorthand if every cycle has the same row (or there are none), else None."""
         if not self.rrt:
             return {}
         if len(self.rrt) == self.cycles and all(row == self.rrt[0] for row in self.rrt):

@@ -33,7 +33,7 @@ class Registry:
         return sorted(set(self._entry_points()) | set(self._extra))
 
     def add(self, name: str, obj: Any) -> None:
-        """Register `obj` in this process only (tests, notebooks); entry points are the normal way."""
+        """Register `obj` in this process only (tests, notebooks); entry points are the norm."""
         self._extra[name] = obj
 
     def get(self, name: str) -> Any:
@@ -47,7 +47,8 @@ class Registry:
             known = ", ".join(self.names()) or "none installed"
             raise InputError(f"unknown {self.kind} (known: {known})", value=name)
         if name in self.failures:
-            raise InputError(f"{self.kind} plugin failed to load: {self.failures[name]}", value=name)
+            raise InputError(f"{self.kind} plugin failed to load: {self.failures[name]}",
+                             value=name)
         try:
             obj = point.load()
         except Exception as exc:  # a broken plugin must not take the others down
@@ -72,6 +73,7 @@ MACHINES = Registry("warpweave.machines", "machine")
 CONSTRAINTS = Registry("warpweave.constraints", "constraint")
 BACKENDS = Registry("warpweave.backends", "backend")
 KERNELS = Registry("warpweave.kernels", "kernel")
+ENCODINGS = Registry("warpweave.encodings", "encoding")
 
 
 def backend(spec: str, seed: int = 0) -> Any:
@@ -79,6 +81,9 @@ def backend(spec: str, seed: int = 0) -> Any:
     InputError naming the spec if the family is unknown or the options are bad."""
     family, _, options = spec.partition(":")
     cls = BACKENDS.get(family)
+    reason = cls.unavailable() if hasattr(cls, "unavailable") else None
+    if reason:
+        raise InputError(f"backend not available here: {reason}", value=spec)
     try:
         return cls(options or None, seed=seed)
     except ValueError as exc:

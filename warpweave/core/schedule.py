@@ -87,3 +87,4 @@ def straight_line(model: Model, schedule: Schedule) -> Program:
             ends = [tau[(e.dst, i + e.distance)] if i + e.distance < S else T + 1 for e in uses]
             instances.append(Instance(v, i, tau[(v, i)], max(ends, default=tau[(v, i)])))
     return Program(I, L, S, T, tuple(instances))
+

@@ -40,7 +40,8 @@ def check_machine(model: Model) -> None:
         _at_least(g.warps, 1, ("machine", "warp_groups", i, "warps"))
         _at_least(g.reg_limit, 0, ("machine", "warp_groups", i, "reg_limit"))
     if not m.warp_groups:
-        raise InputError("the machine needs at least one warp group", ("machine", "warp_groups"), [])
+        raise InputError("the machine needs at least one warp group", ("machine", "warp_groups"),
+                         [])
     vl = m.variable_latency_group
     if vl is not None and vl not in {g.name for g in m.warp_groups}:
         raise InputError("unknown warp group", ("machine", "variable_latency_group"), vl)

@@ -202,7 +202,7 @@ def check_variable_latency(model: Model, s: Schedule, q: Program) -> list[Violat
 
 
 def check_concurrency(model: Model, s: Schedule, q: Program) -> list[Violation]:
-    """Rule 9: an instance that blocks on a sync starts while no other instance occupies its group."""
+    """Rule 9: an instance that blocks on a sync starts when no other one occupies its group."""
     out = []
     by_group: dict[str, list[Instance]] = defaultdict(list)
     for x in q.instances:

@@ -90,7 +90,7 @@ class IntVar:
 Lit = Union[BoolVar, Not]
 Var = Union[BoolVar, IntVar]
 LitOrConst = Union[BoolVar, Not, bool]
-Term = tuple[int, Union[BoolVar, Not, IntVar]]
+Term = tuple[int, BoolVar | Not | IntVar]
 
 
 def lit_value(lit: Lit, values: Mapping[Var, int | bool]) -> bool:

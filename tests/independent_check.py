@@ -1,0 +1,108 @@
+"""An independent checker of DESIGN section 3, for cross-checking the verifier.
+
+It imports nothing from warpweave: it reads the model and schedule documents (the file formats of
+DESIGN section 5) and walks Q cycle by cycle, the slow obvious way.  It returns the names of the
+rules a schedule breaks.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def _ops(model: dict) -> dict[str, dict]:
+    out = {}
+    for op in model["ops"]:
+        cycles = op.get("cycles", len(op.get("rrt", [])) or 1)
+        if "uses" in op:
+            rows = [dict(op["uses"]) for _ in range(cycles)]
+        else:
+            rows = [dict(r) for r in op.get("rrt", [])]
+        out[op["name"]] = {"cycles": cycles, "rows": rows, "vl": op.get("variable_latency", False),
+                           "regs": op.get("regs", 0), "fp": op.get("footprint", {}),
+                           "spill": op.get("spill_cost", 0), "warps": op.get("warps", 0),
+                           "async": op.get("async", False)}
+    return out
+
+
+def broken_rules(model: dict, schedule: dict) -> set[str]:
+    ops = _ops(model)
+    machine = model["machine"]
+    groups = {g["name"]: g for g in machine["warp_groups"]}
+    edges = []
+    for e in model.get("edges", []):
+        edges.append({"src": e["src"], "dst": e["dst"],
+                      "delay": e.get("delay", ops[e["src"]]["cycles"]),
+                      "dist": e.get("distance", 0), "data": e.get("kind", "data") == "data",
+                      "blocking": e.get("blocking", False)})
+    I, L = schedule["I"], schedule["L"]
+    M, A = schedule["start"], schedule["group"]
+    S = math.ceil(L / I)
+    T = (S - 1) * I + L
+    bad = set()
+
+    for e in edges:
+        gap = M[e["dst"]] + e["dist"] * I - M[e["src"]]
+        if gap < e["delay"]:
+            bad.add("dependence")
+        spill = ops[e["src"]]["spill"]
+        if e["data"] and spill and A[e["src"]] != A[e["dst"]] and gap < e["delay"] + spill:
+            bad.add("cross_warp_spill")
+
+    for r in range(I):
+        for unit, cap in machine["units"].items():
+            used = sum(row.get(unit, 0) for v, op in ops.items()
+                       for c, row in enumerate(op["rows"]) if (M[v] + c) % I == r)
+            if used > cap:
+                bad.add("capacity")
+
+    if any(M[v] + op["cycles"] > L for v, op in ops.items()):
+        bad.add("completion")
+
+    def tau(v: str, i: int) -> int:
+        return M[v] + i * I
+
+    end = {}
+    for v in ops:
+        uses = [e for e in edges if e["src"] == v and e["data"]]
+        for i in range(S):
+            ends = []
+            for e in uses:
+                if i + e["dist"] < S:
+                    ends.append(tau(e["dst"], i + e["dist"]))
+                    if tau(e["dst"], i + e["dist"]) < tau(v, i):
+                        bad.add("liveness")
+                else:
+                    ends.append(T + 1)
+            end[(v, i)] = max(ends) if ends else tau(v, i)
+
+    for t in range(T + 1):
+        live = [(v, i) for v in ops for i in range(S) if tau(v, i) <= t < end[(v, i)]]
+        for mem, cap in machine.get("memories", {}).items():
+            if sum(ops[v]["fp"].get(mem, 0) for v, _ in live) > cap:
+                bad.add("memory")
+        for g, spec in groups.items():
+            if sum(ops[v]["regs"] for v, _ in live if A[v] == g) > spec.get("reg_limit", 255):
+                bad.add("register_limit")
+
+    for v, op in ops.items():
+        if groups[A[v]].get("warps", 1) < op["warps"]:
+            bad.add("warp_uniqueness")
+        vl = machine.get("variable_latency_group")
+        if vl is not None and op["vl"] != (A[v] == vl):
+            bad.add("variable_latency")
+
+    for v in ops:
+        ins = [e for e in edges if e["dst"] == v]
+        if not (any(e["blocking"] for e in ins) or
+                any(e["data"] and A[e["src"]] != A[v] for e in ins)):
+            continue
+        for i in range(S):
+            for o, other in ops.items():
+                if A[o] != A[v]:
+                    continue
+                occ = 1 if other["async"] else other["cycles"]
+                for j in range(S):
+                    if (o, j) != (v, i) and tau(o, j) <= tau(v, i) < tau(o, j) + occ:
+                        bad.add("concurrency")
+    return bad

@@ -1,0 +1,74 @@
+"""The `warpweave` command: exit statuses, readable and JSON output, errors without tracebacks."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from warpweave.cli import main
+
+from .conftest import EXAMPLES
+
+MODEL = str(EXAMPLES / "fa-simplified.json")
+GOOD = str(EXAMPLES / "fa-simplified.schedule.json")
+BAD = str(EXAMPLES / "fa-simplified.bad-schedule.json")
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_verify_valid_and_invalid(capsys):
+    code, out, _ = run(capsys, "verify", MODEL, GOOD)
+    assert code == 0 and out.startswith("valid: fa-simplified, I=2, L=4")
+    code, out, _ = run(capsys, "verify", MODEL, BAD)
+    assert code == 1
+    assert "capacity: unit tc slot 0: 2 > capacity 1 (S, O)" in out
+    code, out, _ = run(capsys, "verify", MODEL, BAD, "--json")
+    doc = json.loads(out)
+    assert code == 1 and doc["valid"] is False
+    assert doc["violations"] == [{"rule": "capacity", "message": doc["violations"][0]["message"],
+                                  "ops": ["S", "O"], "slot": 0, "resource": "tc", "amount": 2,
+                                  "limit": 1}]
+
+
+def test_bounds_and_show(capsys):
+    code, out, _ = run(capsys, "bounds", MODEL, "--json")
+    doc = json.loads(out)
+    assert code == 0 and (doc["res_mii"], doc["rec_mii"], doc["lower_bound"]) == (2, 1, 2)
+    assert doc["critical_cycle"] == ["O"]
+    code, out, _ = run(capsys, "show", MODEL)
+    assert code == 0 and "S -> P" in out and "sfu:1" in out
+
+
+def test_bad_input_exits_2_with_one_line(capsys, tmp_path):
+    broken = tmp_path / "m.json"
+    broken.write_text(json.dumps({"machine": {"warp_groups": [{"name": "g"}]},
+                                  "ops": [{"name": "A", "uses": {"tcc": 1}}]}))
+    code, out, err = run(capsys, "bounds", str(broken))
+    assert code == 2 and out == ""
+    assert err.strip().count("\n") == 0
+    assert err.startswith(f"warpweave: error: {broken}: ops[0].uses.tcc")
+    code, _, err = run(capsys, "verify", MODEL, str(tmp_path / "none.json"))
+    assert code == 2 and "cannot read" in err
+
+
+def test_console_script_version_and_help():
+    exe = [sys.executable, "-m", "warpweave.cli"]
+    out = subprocess.run(exe + ["--version"], capture_output=True, text=True)
+    assert out.returncode == 0 and out.stdout.startswith("warpweave ")
+    for cmd in ("verify", "bounds", "show"):
+        out = subprocess.run(exe + [cmd, "--help"], capture_output=True, text=True)
+        assert out.returncode == 0 and "usage: warpweave " + cmd in out.stdout
+
+
+@pytest.mark.parametrize("argv", [["verify", MODEL, "/nonexistent.json"], ["show", "/x.toml"]])
+def test_no_traceback_on_bad_input(argv):
+    out = subprocess.run([sys.executable, "-m", "warpweave.cli", *argv], capture_output=True,
+                         text=True)
+    assert out.returncode == 2 and "Traceback" not in out.stderr

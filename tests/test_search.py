@@ -1,0 +1,151 @@
+"""The optimal search: answers, proofs, limits, interruption, bugs, Algorithm 1, tie-breakers."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from warpweave.cli import main
+from warpweave.core.constraints import Capacity
+from warpweave.core.formats import model_from_dict, read_document
+from warpweave.core.registry import ENCODINGS
+from warpweave.core.search import SearchBug, constraint_set, search
+from warpweave.core.verify import verify
+from warpweave.encodings.compact import CompactEncoding
+
+from .conftest import EXAMPLES
+from .independent_check import broken_rules
+
+BACKENDS = ["cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat"]
+
+
+def model(ops, edges=(), units=None, groups=None, vl=None, memories=None):
+    return model_from_dict({"name": "t", "machine": {
+        "units": units or {"tc": 1, "sfu": 1}, "memories": memories or {},
+        "warp_groups": groups or [{"name": "g0", "warps": 4}], "variable_latency_group": vl},
+        "ops": ops, "edges": list(edges)})
+
+
+@pytest.mark.parametrize("encoding", ["compact", "paper", "integer"])
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_figure_1_is_optimal_at_2_everywhere(fa_model, backend, encoding):
+    out = search(fa_model, backend=backend, encoding=encoding)
+    assert out.status == "optimal" and out.optimal
+    assert (out.schedule.I, out.schedule.L) == (2, 4)
+    assert verify(fa_model, out.schedule) == []
+    # The proof: at I = 2 one stage is too short (by the longest path), two stages work.
+    assert [(a.I, a.S, a.status) for a in out.attempts if a.phase == "joint"] == \
+        [(2, 1, "infeasible"), (2, 2, "optimal")]
+
+
+def test_feasibility_is_not_monotone_in_i():
+    # X holds the tensor core at offsets 0 and 2: it collides with itself at I = 2 only.
+    m = model([{"name": "X", "cycles": 3, "rrt": [{"tc": 1}, {}, {"tc": 1}]}])
+    out = search(m, backend="sat")
+    assert out.bounds.lower == 2 and out.schedule.I == 3 and out.optimal
+    # I = 2 falls to the relaxation (capacity alone), for every stage count at once.
+    [proof] = [a for a in out.attempts if a.I == 2]
+    assert (proof.phase, proof.status, proof.S) == ("relaxation", "infeasible", out.max_stages)
+
+
+def test_no_schedule_within_the_bounds_is_proven():
+    # A value carried to the next iteration is always live; it needs 5 registers, the group has 4.
+    m = model([{"name": "A", "uses": {"tc": 1}, "regs": 5}],
+              [{"src": "A", "dst": "A", "distance": 1}],
+              groups=[{"name": "g0", "warps": 4, "reg_limit": 4}])
+    out = search(m, backend="sat")
+    assert out.status == "infeasible" and out.schedule is None
+    assert out.lower_bound == out.bounds.i_upper + 1
+    assert [(a.phase, a.status) for a in out.attempts] == [
+        ("relaxation", "feasible"), ("joint", "infeasible"), ("joint", "infeasible")]
+
+
+def spill_model():
+    """A load on the variable-latency group feeds an MMA on another group across a 5-cycle
+    spill, which the modulo schedule of Algorithm 1's phase 1 does not see."""
+    return model([{"name": "A", "uses": {"tma": 1}, "variable_latency": True, "spill_cost": 5},
+                  {"name": "B", "uses": {"tc": 1}}],
+                 [{"src": "A", "dst": "B"}], units={"tma": 1, "tc": 1},
+                 groups=[{"name": "load", "warps": 1}, {"name": "mma", "warps": 4}], vl="load")
+
+
+def test_algorithm_1_can_miss_the_optimum():
+    m = spill_model()
+    full = search(m, backend="sat")
+    paper = search(m, backend="sat", paper=True)
+    assert (full.schedule.I, full.schedule.L) == (3, 7) and full.optimal
+    assert paper.schedule.I == 7 and not paper.optimal
+    assert any(a.phase == "modulo" for a in paper.attempts)
+
+
+def test_time_limit_and_interrupt_keep_what_is_known(fa_model):
+    out = search(spill_model(), backend="sat", time_limit=0.0)
+    assert out.status == "unknown" and out.schedule is None and not out.optimal
+
+    calls = []
+
+    def interrupt_after_first(attempt):
+        calls.append(attempt)
+        raise KeyboardInterrupt
+
+    out = search(fa_model, backend="sat", progress=interrupt_after_first)
+    assert out.interrupted and out.status == "unknown" and len(calls) == 1
+    assert out.lower_bound == 2
+
+
+def test_a_wrong_encoding_is_a_bug_report_with_replayable_ir(fa_model, tmp_path):
+    class Forgetful(CompactEncoding):
+        """Drops capacity: its schedules overlap S and O on the tensor core."""
+
+        name = "forgetful"
+
+        def limit_unit(self, rows, capacity):
+            pass
+
+    ENCODINGS.add("forgetful", Forgetful)
+    with pytest.raises(SearchBug, match="capacity") as info:
+        search(fa_model, backend="sat", encoding="forgetful", bug_dir=tmp_path)
+    [saved] = tmp_path.glob("*.ir.json")
+    assert str(saved) in str(info.value)
+    assert json.loads(saved.read_text())["format"] == "warpweave.ir/1"
+
+
+def test_without_a_constraint_the_answer_can_improve(fa_model):
+    out = search(fa_model, backend="sat",
+                 constraints=[c for c in constraint_set() if not isinstance(c, Capacity)])
+    assert out.schedule.I == 1 and "capacity" not in out.constraints
+
+
+def test_tie_break_on_groups():
+    groups = [{"name": "big", "warps": 4, "reg_limit": 100},
+              {"name": "small", "warps": 4, "reg_limit": 50}]
+    m = model([{"name": "A", "uses": {"tc": 1}}, {"name": "B", "uses": {"sfu": 1}}],
+              groups=groups)
+    out = search(m, backend="sat", tie_breakers=["groups"])
+    assert len(set(out.schedule.group.values())) == 1
+    assert out.attempts[-1].phase == "tie-break"
+
+
+def test_solve_json_is_accepted_by_verify_and_the_independent_checker(tmp_path, capsys):
+    path = str(EXAMPLES / "fa-simplified.json")
+    out = tmp_path / "s.json"
+    assert main(["solve", path, "--backend", "sat", "--json", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed == json.loads(out.read_text())
+    assert printed["I"] == 2 and printed["optimal"] is True and printed["lower_bound"] == 2
+    assert [(a["phase"], a["S"], a["status"]) for a in printed["proof"]] == [
+        ("relaxation", 3, "feasible"), ("joint", 1, "infeasible"), ("joint", 2, "optimal")]
+    assert main(["verify", path, str(out)]) == 0
+    assert broken_rules(read_document(path), printed) == set()
+
+
+def test_solve_exit_statuses(tmp_path, capsys):
+    m = tmp_path / "m.json"
+    m.write_text(json.dumps({"machine": {"units": {"tc": 1}, "warp_groups": [
+        {"name": "g", "reg_limit": 1}]}, "ops": [{"name": "A", "uses": {"tc": 1}, "regs": 2}],
+        "edges": [{"src": "A", "dst": "A", "distance": 1}]}))
+    assert main(["solve", str(m), "--backend", "sat"]) == 1
+    assert "no schedule with I <=" in capsys.readouterr().out
+    assert main(["solve", str(m), "--backend", "nope"]) == 2
+    assert main(["solve", str(m), "--without", "nothing"]) == 2

@@ -1,0 +1,255 @@
+"""The constraints of DESIGN section 3 as first-class objects.
+
+Each constraint has a stable `name`, a `check` (the verifier's rule of the same name: its meaning on
+a concrete schedule) and an `encode(view)` that states it through an encoding's variable view.  It
+decides *what* must hold, from the model; the view decides *how* that is written in the IR (the
+paper's time-indexed literals, order-encoded start times, ...).  A constraint never mentions a
+solver, and `encode` shares no code with `check`.
+
+The view protocol (`VariableView`) is what every encoding implements.  Times are start times of
+copy 0, M(v); copy i of v issues at M(v) + i*I.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar, Protocol
+
+from warpweave.core.model import Model
+from warpweave.core.schedule import Schedule, straight_line
+from warpweave.core.verify import RULES, Violation
+
+Lit = Any  # an IR literal, or True / False: constraints only pass them back to the view
+
+
+class VariableView(Protocol):
+    """How an encoding exposes a model at fixed (I, S) to the constraints.
+
+    The vocabulary (literals a constraint may combine) and the statements (what a rule asks for,
+    which each encoding writes in its own way).  Constants True/False may stand for literals.
+    """
+
+    model: Model
+    I: int  # noqa: E741
+    S: int           # copies in Q
+    L: int           # the largest length this problem allows (S * I)
+    T: int           # the horizon of Q at that length: (S - 1) * I + L
+    problem: Any     # the IR Problem being built
+
+    def on(self, v: str, g: str) -> Lit:
+        """Op v runs on group g."""
+
+    def same_group(self, u: str, v: str) -> Lit: ...
+    def conj(self, lits: Sequence[Lit]) -> Lit: ...
+    def disj(self, lits: Sequence[Lit]) -> Lit: ...
+
+    def require_gap(self, u: str, v: str, delay: int, distance: int = 0,
+                    unless: Sequence[Lit] = ()) -> None:
+        """M(v) + distance*I - M(u) >= delay, unless one of `unless` is true."""
+
+    def forbid_overlap(self, v: str, o: str, k: int, occupancy: int,
+                       unless: Sequence[Lit] = ()) -> None:
+        """Copy i of v does not issue while copy i-k of o occupies its first `occupancy` cycles:
+        not 0 <= M(v) - M(o) + k*I < occupancy, unless one of `unless` is true."""
+
+    def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
+        """Reservations (op, row c, count) of one unit fit `capacity` in every modular slot."""
+
+    def finish_within_length(self, v: str, cycles: int) -> None:
+        """M(v) + cycles <= L, the length the problem chooses."""
+
+    def limit_live(self, weights: Mapping[tuple[str, int], int], bound: Any,
+                   group: str | None = None) -> None:
+        """At every cycle of Q, the weights of the live instances (v, i) (only those on `group`,
+        if given) sum to at most `bound` (an integer or an IR integer variable).  Lifetimes are
+        rule 4's, from `uses_in_q`."""
+
+
+class Constraint:
+    """A rule of DESIGN section 3: `check` is its meaning, `encode` its statement in a view."""
+
+    name: ClassVar[str] = ""
+    # True when renaming interchangeable warp groups (same warps and register limit, neither the
+    # variable-latency group) never changes whether the constraint holds: encodings may then
+    # break that symmetry.  Built-ins are; a plugin must say so to allow it.
+    group_symmetric: ClassVar[bool] = False
+    # True when the constraint does not look at Q's copies (only at start times, groups and L),
+    # and a longer L only relaxes it: infeasible at L = S*I then means infeasible for every
+    # shorter L too, which lets the search rule out a whole I with one solve.
+    q_free: ClassVar[bool] = False
+
+    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
+        return RULES[self.name](model, schedule, straight_line(model, schedule))
+
+    def encode(self, view: VariableView) -> None:
+        raise NotImplementedError
+
+    def __repr__(self) -> str:
+        return f"<constraint {self.name}>"
+
+
+def neg(x: Lit) -> Lit:
+    """The negation of a literal or a constant."""
+    return (not x) if isinstance(x, bool) else ~x
+
+
+class _Builtin(Constraint):
+    group_symmetric = True
+
+
+class Dependence(_Builtin):
+    """Rule 1: M(v) + delta*I >= M(u) + d for every edge."""
+
+    q_free = True
+    name = "dependence"
+
+    def encode(self, view: VariableView) -> None:
+        for e in view.model.edges:
+            view.require_gap(e.src, e.dst, e.delay, e.distance)
+
+
+class CrossWarpSpill(_Builtin):
+    """Rule 1's spill term: a data edge between groups also waits spill_cost(src)."""
+
+    q_free = True
+    name = "cross_warp_spill"
+
+    def encode(self, view: VariableView) -> None:
+        for e in view.model.edges:
+            spill = view.model.op(e.src).spill_cost
+            if e.is_data and spill:
+                view.require_gap(e.src, e.dst, e.delay + spill, e.distance,
+                                 unless=[view.same_group(e.src, e.dst)])
+
+
+class Capacity(_Builtin):
+    """Rule 2: reservations on each unit fit its capacity in every slot."""
+
+    q_free = True
+    name = "capacity"
+
+    def encode(self, view: VariableView) -> None:
+        for unit in view.model.machine.units:
+            rows = [(op.name, c, n) for op in view.model.ops for c, u, n in op.usage()
+                    if u == unit.name]
+            if sum(n for _, _, n in rows) > unit.capacity:
+                view.limit_unit(rows, unit.capacity)
+
+
+class Completion(_Builtin):
+    """Rule 3: M(v) + cycles(v) <= L for the length L the problem picks."""
+
+    q_free = True
+    name = "completion"
+
+    def encode(self, view: VariableView) -> None:
+        for op in view.model.ops:
+            view.finish_within_length(op.name, op.cycles)
+
+
+def uses_in_q(model: Model, v: str, i: int, S: int) -> tuple[list[tuple[str, int]], bool]:
+    """Rule 4's lifetime of instance (v, i) in a Q of S copies: the data uses (u, i + delta) that
+    lie inside Q, and whether some use lies beyond it (then the value is live to the end)."""
+    uses = [e for e in model.out_edges(v) if e.is_data]
+    inside = [(e.dst, i + e.distance) for e in uses if i + e.distance < S]
+    return inside, any(i + e.distance >= S for e in uses)
+
+
+class Liveness(_Builtin):
+    """Rule 4: no data use issues before the value it reads.  The lifetimes themselves are defined
+    by the view from `uses_in_q`, for the constraints that weigh them (memory, registers)."""
+
+    q_free = True
+    name = "liveness"
+
+    def encode(self, view: VariableView) -> None:
+        for e in view.model.edges:
+            if e.is_data:
+                view.require_gap(e.src, e.dst, 0, e.distance)
+
+
+class Memory(_Builtin):
+    """Rule 5: live footprints fit each memory at every cycle of Q."""
+
+    name = "memory"
+
+    def encode(self, view: VariableView) -> None:
+        for mem in view.model.machine.memories:
+            weights = {(op.name, i): op.footprint_in(mem.name) for op in view.model.ops
+                       for i in range(view.S) if op.footprint_in(mem.name)}
+            if sum(weights.values()) > mem.capacity:
+                view.limit_live(weights, mem.capacity)
+
+
+class RegisterLimit(_Builtin):
+    """Rule 8: live registers of the ops on each group fit its per-thread limit at every cycle."""
+
+    name = "register_limit"
+
+    def encode(self, view: VariableView) -> None:
+        weights = {(op.name, i): op.regs for op in view.model.ops for i in range(view.S)
+                   if op.regs}
+        for g in view.model.machine.warp_groups:
+            if sum(weights.values()) > g.reg_limit:
+                view.limit_live(weights, g.reg_limit, group=g.name)
+
+
+class WarpUniqueness(_Builtin):
+    """Rule 6: each op on exactly one group, one with at least warps(v) warps."""
+
+    q_free = True
+    name = "warp_uniqueness"
+
+    def encode(self, view: VariableView) -> None:
+        groups = view.model.machine.warp_groups
+        for op in view.model.ops:
+            view.problem.exactly_one([view.on(op.name, g.name) for g in groups])
+            for g in groups:
+                if g.warps < op.warps:
+                    view.problem.add_clause([neg(view.on(op.name, g.name))])
+
+
+class VariableLatency(_Builtin):
+    """Rule 7: exactly the variable-latency ops run on the variable-latency group."""
+
+    q_free = True
+    name = "variable_latency"
+
+    def encode(self, view: VariableView) -> None:
+        vl = view.model.machine.variable_latency_group
+        if vl is None:
+            return
+        for op in view.model.ops:
+            lit = view.on(op.name, vl)
+            view.problem.add_clause([lit if op.variable_latency else neg(lit)])
+
+
+class Concurrency(_Builtin):
+    """Rule 9: an instance that waits on a blocking edge, or reads a value from another group,
+    issues while no other instance occupies its group (occupancy 1 cycle if async, else cycles)."""
+
+    name = "concurrency"
+
+    def encode(self, view: VariableView) -> None:
+        model, S = view.model, view.S
+        for op in model.ops:
+            v = op.name
+            incoming = model.in_edges(v)
+            if any(e.blocking for e in incoming):
+                trigger = True
+            else:
+                trigger = view.disj([neg(view.same_group(e.src, v)) for e in incoming
+                                     if e.is_data and e.src != v])
+            if trigger is False:
+                continue
+            for other in model.ops:
+                occ = 1 if other.is_async else other.cycles
+                for k in range(-(S - 1), S):  # k = copy of v minus copy of other
+                    if other.name != v or k != 0:
+                        view.forbid_overlap(v, other.name, k, occ, unless=[
+                            neg(trigger), neg(view.same_group(v, other.name))])
+
+
+BUILTIN: tuple[type[Constraint], ...] = (
+    Dependence, CrossWarpSpill, Capacity, Completion, Liveness, Memory, WarpUniqueness,
+    VariableLatency, RegisterLimit, Concurrency)

@@ -1,0 +1,310 @@
+"""The optimal search: the smallest I, then the smallest L at that I, with a proof.
+
+For each I from max(ResMII, RecMII) upward (one by one: feasibility is not monotone in I), and each
+stage count S = 1..S_max, one problem decides every length L in ((S-1)*I, S*I] at once and
+minimizes L: within a stage count a feasible L stays feasible when L grows, and a smaller S always
+means a smaller L.  The first I with a feasible S is optimal when every (I', S) below it was shown
+infeasible; the L found is minimal when the smaller S at that I were infeasible and the solve was
+optimal.  Beyond `Bounds.i_upper` a larger I cannot help, so the search ends.
+
+Every schedule a backend returns is verified (each constraint's `check`) before it is reported; a
+failed check writes the replayable IR and raises `SearchBug`.  Time limits and Ctrl-C return the
+best schedule so far with its proven lower bound.
+
+`paper=True` runs the Twill paper's Algorithm 1 instead: per I, an optimal modulo schedule without
+the warp constraints fixes the stage count; only that stage count is tried for the joint problem.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+
+import attrs
+
+from warpweave.core.bounds import Bounds, bounds
+from warpweave.core.constraints import Constraint
+from warpweave.core.errors import InputError
+from warpweave.core.model import Model
+from warpweave.core.registry import CONSTRAINTS, ENCODINGS
+from warpweave.core.registry import backend as make_backend
+from warpweave.core.schedule import Schedule
+
+MODULO_ONLY = ("dependence", "capacity", "completion")  # Algorithm 1, phase 1
+TIE_BREAKERS = ("groups", "cross_edges", "register_peak")
+
+
+@attrs.frozen
+class Attempt:
+    """One question the search asked: is some L in `lengths` feasible at (I, S)?"""
+
+    I: int  # noqa: E741
+    S: int
+    lengths: tuple[int, int]
+    status: str            # infeasible | optimal | feasible | timeout | unknown
+    how: str               # backend/encoding, or why no solver was needed
+    seconds: float = 0.0
+    L: int | None = None
+    phase: str = "joint"   # joint | modulo (Algorithm 1's phase 1) | tie-break
+
+    def to_dict(self) -> dict:
+        d = attrs.asdict(self, filter=lambda a, v: v is not None)
+        d["seconds"] = round(self.seconds, 4)
+        return d
+
+
+@attrs.frozen
+class Outcome:
+    """What the search found and what it proved."""
+
+    model: Model
+    schedule: Schedule | None
+    status: str                    # optimal | feasible | infeasible | unknown
+    optimal: bool                  # I and L both proven minimal
+    lower_bound: int               # no I below this is feasible (within S <= max_stages)
+    bounds: Bounds
+    max_stages: int
+    attempts: tuple[Attempt, ...]
+    backend: str
+    encoding: str
+    constraints: tuple[str, ...]
+    seconds: float
+    interrupted: bool = False
+    notes: tuple[str, ...] = ()
+
+    def proof(self) -> list[dict]:
+        """Every question asked, in order: each (I, S) shown infeasible (and how), and the
+        answers found."""
+        return [a.to_dict() for a in self.attempts]
+
+
+class SearchBug(Exception):
+    """A backend returned a schedule the verifier rejects: a bug, with the IR saved to replay it."""
+
+
+def constraint_set(without: Iterable[str] = (),
+                   only: Iterable[str] | None = None) -> list[Constraint]:
+    """The constraints of a run: every registered one (built-ins and plugins) minus `without`."""
+    names = CONSTRAINTS.names()
+    for name in [*without, *(only or [])]:
+        if name not in names:
+            raise InputError(f"unknown constraint (known: {', '.join(names)})", value=name)
+    chosen = [n for n in names if n not in set(without) and (only is None or n in set(only))]
+    return [CONSTRAINTS.get(n)() for n in chosen]
+
+
+class _Solver:
+    """Builds and solves one (I, S) problem; verifies what comes back."""
+
+    def __init__(self, model: Model, backend: str, encoding: str, seed: int,
+                 bug_dir: Path | None):
+        self.model = model
+        self.backend = make_backend(backend, seed=seed)
+        self.encoding = ENCODINGS.get(encoding)
+        self.how = f"{self.backend.spec}/{encoding}"
+        self.bug_dir = bug_dir
+
+    def view(self, I: int, S: int, cons: Sequence[Constraint], min_length: int):  # noqa: E741
+        return self.encoding(self.model, I, S, cons, min_length=min_length)
+
+    def solve(self, view, cons: Sequence[Constraint], limit: float | None):
+        """(result, verified schedule or None)."""
+        result = self.backend.solve(view.problem, time_limit=limit)
+        if not result.status.has_solution:
+            return result, None
+        schedule = view.decode(result.values)
+        violations = [v for c in cons for v in c.check(self.model, schedule)]
+        if violations:
+            raise SearchBug(self._report(view, schedule, violations))
+        return result, schedule
+
+    def _report(self, view, schedule: Schedule, violations) -> str:
+        where = self.bug_dir or Path(".")
+        stem = f"warpweave-bug-{self.model.name}-I{view.I}-S{view.S}-{self.how.replace('/', '_')}"
+        path = Path(where) / f"{stem}.ir.json".replace(":", "_")
+        view.problem.write(path)
+        return (f"{self.how} returned a schedule the verifier rejects at I={view.I}, S={view.S}: "
+                f"{violations[0]} (and {len(violations) - 1} more); IR saved to {path}; "
+                f"schedule: start={dict(schedule.start)} group={dict(schedule.group)}")
+
+
+def _status(result) -> str:
+    return {"UNSAT": "infeasible", "OPTIMAL": "optimal", "SAT": "feasible",
+            "TIMEOUT": "timeout"}.get(result.status.value, "unknown")
+
+
+def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
+           constraints: Sequence[Constraint] | None = None, max_stages: int | None = None,
+           time_limit: float | None = None, solve_limit: float | None = None,
+           paper: bool = False, tie_breakers: Sequence[str] = (), seed: int = 0,
+           progress: Callable[[Attempt], None] | None = None,
+           bug_dir: Path | None = None) -> Outcome:
+    """Find an optimal schedule of `model` (see the module docstring)."""
+    started = time.perf_counter()
+    cons = list(constraints) if constraints is not None else constraint_set()
+    b = bounds(model, {c.name for c in cons})
+    s_max = max_stages or b.default_max_stages()
+    if s_max < 1:
+        raise InputError("must be >= 1", ("max_stages",), s_max)
+    for t in tie_breakers:
+        if t not in TIE_BREAKERS:
+            raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})", value=t)
+    solver = _Solver(model, backend, encoding, seed, bug_dir)
+    deadline = None if time_limit is None else started + time_limit
+    attempts: list[Attempt] = []
+    notes: list[str] = []
+
+    def record(a: Attempt) -> None:
+        attempts.append(a)
+        if progress:
+            progress(a)
+
+    def limit() -> float | None:
+        left = None if deadline is None else max(0.0, deadline - time.perf_counter())
+        if left is not None and left <= 0:
+            raise TimeoutError
+        return left if solve_limit is None else min(solve_limit, left if left is not None
+                                                    else solve_limit)
+
+    def ask(I: int, S: int, cs: Sequence[Constraint], phase: str,  # noqa: E741
+            min_length: int) -> tuple[str, Schedule | None]:
+        lengths = (max(min_length, (S - 1) * I + 1), S * I)
+        if lengths[0] > lengths[1]:
+            record(Attempt(I, S, lengths, "infeasible",
+                           f"L >= {min_length} (longest path) exceeds S*I", phase=phase))
+            return "infeasible", None
+        tick = time.perf_counter()
+        view = solver.view(I, S, cs, min_length)
+        if phase == "relaxation":  # only its feasibility matters
+            view.problem.objective = None
+        result, schedule = solver.solve(view, cs, limit())
+        status = _status(result)
+        record(Attempt(I, S, lengths, status, solver.how, time.perf_counter() - tick,
+                       schedule.L if schedule else None, phase))
+        return status, schedule
+
+    best: Schedule | None = None
+    best_optimal = False
+    lower = b.lower
+    interrupted = False
+    try:
+        if paper:
+            best, best_optimal, lower = _algorithm_1(model, b, s_max, cons, ask, notes)
+        else:
+            best, best_optimal, lower = _full_search(b, s_max, cons, ask)
+        if best is not None and tie_breakers:
+            best = _tie_break(solver, best, cons, tie_breakers, limit, record, b)
+    except TimeoutError:
+        notes.append(f"time limit of {time_limit} s reached")
+    except KeyboardInterrupt:
+        interrupted = True
+        notes.append("interrupted")
+    if best is not None:
+        lower = min(lower, best.I)
+        status = "optimal" if best_optimal and lower == best.I else "feasible"
+    elif lower > b.i_upper and not interrupted:
+        status = "infeasible"
+    else:
+        status = "unknown"
+    return Outcome(model, best, status, status == "optimal", lower, b, s_max, tuple(attempts),
+                   solver.backend.spec, encoding, tuple(c.name for c in cons),
+                   time.perf_counter() - started, interrupted, tuple(notes))
+
+
+def _full_search(b: Bounds, s_max: int, cons, ask) -> tuple[Schedule | None, bool, int]:
+    """Every stage count at every I; returns (schedule, L proven minimal, proven lower bound).
+
+    At each I a relaxation first keeps only the constraints that ignore Q's copies and only get
+    easier as L grows: if it is infeasible at L = S_max * I, no stage count can work at this I.
+    """
+    lower = b.lower
+    relaxed = [c for c in cons if c.q_free]
+    for I in range(b.lower, b.i_upper + 1):  # noqa: E741
+        if len(relaxed) < len(cons) and ask(I, s_max, relaxed, "relaxation",
+                                            b.min_length)[0] == "infeasible":
+            if lower == I:
+                lower = I + 1
+            continue
+        proven_below = True  # every smaller S at this I shown infeasible
+        for S in range(1, s_max + 1):
+            status, schedule = ask(I, S, cons, "joint", b.min_length)
+            if schedule is not None:
+                return schedule, proven_below and status == "optimal", lower
+            if status != "infeasible":
+                proven_below = False
+        if proven_below and lower == I:
+            lower = I + 1
+    return None, False, lower
+
+
+def _algorithm_1(model: Model, b: Bounds, s_max: int, cons, ask,
+                 notes: list[str]) -> tuple[Schedule | None, bool, int]:
+    """The Twill paper's Algorithm 1: phase 1 fixes the stage count, phase 2 tries only it."""
+    modulo = [c for c in cons if c.name in MODULO_ONLY]
+    for I in range(b.lower, b.i_upper + 1):  # noqa: E741
+        length = None
+        for S in range(1, s_max + 1):
+            status, schedule = ask(I, S, modulo, "modulo", b.min_length)
+            if schedule is not None:
+                length = schedule.L
+                break
+        if length is None:
+            continue
+        S = math.ceil(length / I)
+        status, schedule = ask(I, S, cons, "joint", length)
+        if schedule is not None:
+            notes.append(f"Algorithm 1: phase 1 length {length} fixed {S} stage(s) at I={I}")
+            return schedule, False, b.lower
+    return None, False, b.lower
+
+
+def _tie_break(solver: _Solver, best: Schedule, cons, order: Sequence[str], limit, record,
+               b: Bounds) -> Schedule:
+    """Among schedules with the optimal (I, L), minimize the tie-breakers lexicographically."""
+    I, S = best.I, best.stages  # noqa: E741
+    view = solver.view(I, S, cons, b.min_length)
+    p = view.problem
+    for lit in view.pin_length(best.L):
+        p.add_clause([lit])
+    for name in order:
+        tick = time.perf_counter()
+        objective = _objective(view, name)
+        p.minimize(objective)
+        result, schedule = solver.solve(view, cons, limit())
+        if schedule is None:
+            break
+        record(Attempt(I, S, (best.L, best.L), _status(result), f"{solver.how} min {name}",
+                       time.perf_counter() - tick, schedule.L, "tie-break"))
+        best = schedule
+        p.add_linear(objective, "<=", result.objective - p.objective_offset)
+    return best
+
+
+def _objective(view, name: str) -> list:
+    """Terms to minimize for a tie-breaker, with the auxiliaries it needs."""
+    model, p = view.model, view.problem
+    if name == "groups":
+        terms = []
+        for g in model.machine.warp_groups:
+            used = p.bool(f"used[{g.name}]")
+            for op in model.ops:
+                p.add_clause([~view.on(op.name, g.name), used])
+            terms.append((1, used))
+        return terms
+    if name == "cross_edges":
+        terms = []
+        for e in model.edges:
+            if e.is_data and e.src != e.dst:
+                same = view.same_group(e.src, e.dst)
+                if same is not True:
+                    cross = p.bool(f"cross[{e.src},{e.dst}]")
+                    p.add_clause([same, cross])
+                    terms.append((1, cross))
+        return terms
+    peak = p.int("register_peak", 0, sum(op.regs for op in model.ops) * view.S)
+    weights = {(op.name, i): op.regs for op in model.ops for i in range(view.S) if op.regs}
+    for g in model.machine.warp_groups:
+        view.limit_live(weights, peak, group=g.name)
+    return [(1, peak)]

@@ -1,0 +1,258 @@
+"""What the encodings share: groups, auxiliary literals, symmetry breaking, schedules in and out.
+
+An encoding is built for one (I, S): S copies in Q, lengths L in ((S-1)*I, S*I], horizon
+T = (S-1)*I + S*I.  Its constructor creates its variables and the structural constraints it needs
+(uniqueness, consistency, order chains), lets each constraint state itself through the view, and
+sets the objective: minimize L.  A solution decodes to a Schedule; a Schedule gives assumptions
+that pin it (for tests and replay).
+
+`View` holds what every encoding shares; `TimeIndexed` adds what the time-indexed encodings
+(compact, paper) share: the length as order literals and lifetimes as literals per cycle of Q.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, ClassVar
+
+from warpweave.core.bounds import start_windows
+from warpweave.core.constraints import Constraint, uses_in_q
+from warpweave.core.model import Model
+from warpweave.core.schedule import Schedule
+from warpweave.encodings.ir import BoolVar, IntVar, LitOrConst, Problem
+
+
+def neg(x: LitOrConst) -> LitOrConst:
+    return (not x) if isinstance(x, bool) else ~x
+
+
+class View:
+    """Base of every encoding: all but how start times, lengths and lifetimes are represented."""
+
+    name: ClassVar[str] = ""
+
+    def __init__(self, model: Model, I: int, S: int,  # noqa: E741
+                 constraints: Sequence[Constraint], min_length: int = 1,
+                 symmetry: bool = True):
+        self.model = model
+        self.I, self.S = I, S
+        self.L = S * I
+        self.T = (S - 1) * I + self.L
+        self.problem = Problem(f"{model.name}/I={I}/S={S}/{self.name}")
+        self._aux: dict[tuple, LitOrConst] = {}
+        self._on = {(op.name, g.name): self.problem.bool(f"on[{op.name},{g.name}]")
+                    for op in model.ops for g in model.machine.warp_groups}
+        names = {c.name for c in constraints}
+        windows = start_windows(model, I, self.L, edges="dependence" in names)
+        if windows is None:
+            windows = {op.name: (0, -1) for op in model.ops}  # empty: no schedule at this (I, S)
+            self.problem.add_clause([])
+        self.window = windows
+        self.min_length = max(min_length, (S - 1) * I + 1)
+        if self.min_length > self.L:  # no length of S stages reaches the lower bound
+            self.problem.add_clause([])
+            self.min_length = self.L
+        if symmetry and all(getattr(c, "group_symmetric", False) for c in constraints):
+            self._break_group_symmetry()
+        self.build()
+        for c in constraints:
+            c.encode(self)
+
+    # -- what each encoding provides
+    def build(self) -> None:
+        """Create the time and length variables, the structural constraints, the objective."""
+        raise NotImplementedError
+
+    def start_of(self, values, v: str) -> int:
+        raise NotImplementedError
+
+    def length_of(self, values) -> int:
+        raise NotImplementedError
+
+    def pin_start(self, v: str, t: int) -> list[LitOrConst]:
+        """Literals that hold iff M(v) = t."""
+        raise NotImplementedError
+
+    def pin_length(self, length: int) -> list[LitOrConst]:
+        raise NotImplementedError
+
+    def _gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst]) -> None:
+        """M(v) - M(u) >= gap for two different ops, unless one of `unless` is true."""
+        raise NotImplementedError
+
+    def _forbid(self, v: str, o: str, lo: int, hi: int, unless: Sequence[LitOrConst]) -> None:
+        """Not lo <= M(v) - M(o) < hi for two different ops, unless one of `unless` is true."""
+        raise NotImplementedError
+
+    # -- statements shared by the encodings with a fixed I
+    def require_gap(self, u: str, v: str, delay: int, distance: int = 0,
+                    unless: Sequence[LitOrConst] = ()) -> None:
+        gap = delay - distance * self.I
+        if u != v:
+            self._gap(u, v, gap, unless)
+        elif gap > 0:
+            self.problem.add_clause(list(unless))
+
+    def forbid_overlap(self, v: str, o: str, k: int, occupancy: int,
+                       unless: Sequence[LitOrConst] = ()) -> None:
+        lo, hi = -k * self.I, -k * self.I + occupancy
+        if v != o:
+            self._forbid(v, o, lo, hi, unless)
+        elif lo <= 0 < hi:
+            self.problem.add_clause(list(unless))
+
+    # -- vocabulary
+    def on(self, v: str, g: str) -> BoolVar:
+        return self._on[(v, g)]
+
+    def same_group(self, u: str, v: str) -> LitOrConst:
+        if u == v:
+            return True
+        return self.disj([self.conj([self.on(u, g.name), self.on(v, g.name)])
+                          for g in self.model.machine.warp_groups])
+
+    def conj(self, lits: Sequence[LitOrConst]) -> LitOrConst:
+        """A literal equal to the conjunction (constants folded; cached)."""
+        if any(x is False for x in lits):
+            return False
+        xs = tuple(dict.fromkeys(x for x in lits if x is not True))
+        if not xs:
+            return True
+        if len(xs) == 1:
+            return xs[0]
+        key = ("and", frozenset(xs))
+        if key not in self._aux:
+            a = self.problem.bool(f"and{len(self._aux)}")
+            for x in xs:
+                self.problem.add_clause([~a, x])
+            self.problem.add_clause([a, *(neg(x) for x in xs)])
+            self._aux[key] = a
+        return self._aux[key]
+
+    def disj(self, lits: Sequence[LitOrConst]) -> LitOrConst:
+        """A literal equal to the disjunction (constants folded; cached)."""
+        return neg(self.conj([neg(x) for x in lits]))
+
+    def _break_group_symmetry(self) -> None:
+        """Interchangeable groups (same warps and register limit, not the variable-latency group)
+        are used in order: op v may go to the k-th group of a class only if an earlier op went to
+        the (k-1)-th.  Every schedule has a relabelled twin that satisfies this."""
+        classes: dict[tuple[int, int], list[str]] = {}
+        vl = self.model.machine.variable_latency_group
+        for g in self.model.machine.warp_groups:
+            if g.name != vl:
+                classes.setdefault((g.warps, g.reg_limit), []).append(g.name)
+        ops = self.model.op_names
+        for names in classes.values():
+            for k in range(1, len(names)):
+                for j, v in enumerate(ops):
+                    earlier = [self.on(u, names[k - 1]) for u in ops[:j]]
+                    self.problem.add_clause([~self.on(v, names[k]), *earlier])
+
+    def _live_weights(self, weights: Mapping[tuple[str, int], int], group: str | None):
+        """(weight, instance, condition) for each weighted instance that may be on `group`."""
+        for (v, i), w in weights.items():
+            cond = True if group is None else self.on(v, group)
+            if w and cond is not False:
+                yield w, (v, i), cond
+
+    @staticmethod
+    def _bound_terms(bound: Any) -> tuple[list, int]:
+        """A bound as (terms to move to the left-hand side, constant right-hand side)."""
+        return ([(-1, bound)], 0) if isinstance(bound, IntVar) else ([], bound)
+
+    # -- schedules in and out
+    def decode(self, values) -> Schedule:
+        """The schedule a solution describes."""
+        start = {op.name: self.start_of(values, op.name) for op in self.model.ops}
+        group = {}
+        for op in self.model.ops:
+            chosen = [g.name for g in self.model.machine.warp_groups
+                      if values[self.on(op.name, g.name)]]
+            group[op.name] = chosen[0] if chosen else self.model.machine.warp_groups[0].name
+        return Schedule(self.model.name, self.I, self.length_of(values), start, group)
+
+    def pin(self, schedule: Schedule) -> list[LitOrConst]:
+        """Assumption literals that fix `schedule` (a False among them: not representable)."""
+        if not self.min_length <= schedule.L <= self.L:
+            return [False]
+        lits: list[LitOrConst] = []
+        for op in self.model.ops:
+            lits += self.pin_start(op.name, schedule.start[op.name])
+            for g in self.model.machine.warp_groups:
+                x = self.on(op.name, g.name)
+                lits.append(x if schedule.group[op.name] == g.name else ~x)
+        lits += self.pin_length(schedule.L)
+        return [x for x in lits if x is not True]
+
+
+class TimeIndexed(View):
+    """Encodings with a literal per cycle: the length as order literals (L <= l), lifetimes as
+    literals live(v, i, t) for every cycle t of Q."""
+
+    def build(self) -> None:
+        self._live: dict[tuple[str, int], object] = {}
+        self._short: dict[int, LitOrConst] = {}
+        prev = None
+        for length in range(self.min_length, self.L):
+            z = self.problem.bool(f"L<={length}")
+            if prev is not None:
+                self.problem.add_clause([~prev, z])
+            self._short[length] = prev = z
+        self.build_time()
+        self.problem.minimize([(1, neg(z)) for z in self._short.values()])
+        self.problem.objective_offset += self.min_length
+
+    def build_time(self) -> None:
+        """Create the start-time variables and structural constraints."""
+        raise NotImplementedError
+
+    def issued_by(self, v: str, i: int, t: int) -> LitOrConst:
+        raise NotImplementedError
+
+    def bind_liveness(self, v: str, i: int, uses: Sequence[tuple[str, int]],
+                      to_end: bool) -> object:
+        """Define the lifetime of instance (v, i); return what `live_at` reads."""
+        raise NotImplementedError
+
+    def live_at(self, binding: object, v: str, i: int, t: int) -> LitOrConst:
+        raise NotImplementedError
+
+    def length_at_most(self, length: int) -> LitOrConst:
+        if length < self.min_length:
+            return False
+        return True if length >= self.L else self._short[length]
+
+    def finish_within_length(self, v: str, cycles: int) -> None:
+        for length in range(self.min_length, self.L + 1):
+            self.problem.add_clause([neg(self.length_at_most(length)),
+                                     self.issued_by(v, 0, length - cycles)])
+
+    def live(self, v: str, i: int, t: int) -> LitOrConst:
+        """Instance (v, i) is live at cycle t of Q (rule 4)."""
+        key = (v, i)
+        if key not in self._live:
+            self._live[key] = self.bind_liveness(v, i, *uses_in_q(self.model, v, i, self.S))
+        return self.live_at(self._live[key], v, i, t)
+
+    def times(self) -> range:
+        return range(self.T + 1)
+
+    def limit_live(self, weights: Mapping[tuple[str, int], int], bound: Any,
+                   group: str | None = None) -> None:
+        extra, rhs = self._bound_terms(bound)
+        entries = list(self._live_weights(weights, group))
+        for t in self.times():
+            terms = []
+            for w, (v, i), cond in entries:
+                x = self.conj([self.live(v, i, t), cond])
+                if x is not False:
+                    terms.append((w, x))
+            if extra or sum(w for w, _ in terms) > rhs:
+                self.problem.add_linear(terms + extra, "<=", rhs)
+
+    def length_of(self, values) -> int:
+        return self.min_length + sum(1 for z in self._short.values() if not values[z])
+
+    def pin_length(self, length: int) -> list[LitOrConst]:
+        return [self.length_at_most(length), neg(self.length_at_most(length - 1))]
