@@ -54,7 +54,7 @@ def assignments(p: Problem):
     domains = [(False, True) if isinstance(v, BoolVar) else range(v.lb, v.ub + 1)
                for v in p.vars]
     for combo in itertools.product(*domains):
-        yield dict(zip(p.vars, combo))
+        yield dict(zip(p.vars, combo, strict=True))
 
 
 def oracle(p: Problem, assumptions=()) -> tuple[bool, int | None]:

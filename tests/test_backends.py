@@ -13,12 +13,13 @@ import time
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from irgen import oracle, problems, random_3sat
 
 from warpweave.backends.base import ASSUMPTIONS, OPTIMIZE, TIME_LIMIT, Status
 from warpweave.core.errors import InputError
 from warpweave.core.registry import BACKENDS, backend, backend_specs
 from warpweave.encodings.ir import Clause, Problem
+
+from .irgen import oracle, problems, random_3sat
 
 FAMILIES = ("cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat")
 SPECS = backend_specs()

@@ -13,13 +13,14 @@ from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
-from irgen import oracle, problems
 
 from warpweave.backends.cnf import CnfTranslation
 from warpweave.backends.exports import FORMATS, export
 from warpweave.cli import main
 from warpweave.core.registry import backend
 from warpweave.encodings.ir import Problem
+
+from .irgen import oracle, problems
 
 EXTERNAL = settings(max_examples=int(os.environ.get("WARPWEAVE_EXPORT_EXAMPLES", "25")),
                     deadline=None, suppress_health_check=[HealthCheck.too_slow])

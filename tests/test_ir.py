@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from hypothesis import given, settings
-from irgen import assignments, oracle, problems
 
 from warpweave.backends.normal import collect, pb_leq, span
 from warpweave.encodings.ir import Clause, Implies, Linear, Problem
+
+from .irgen import assignments, oracle, problems
 
 
 def test_negated_literal_in_a_linear_term_means_one_minus_x():
@@ -46,7 +47,7 @@ def test_json_round_trip_keeps_the_meaning(p):
     q = Problem.from_dict(p.to_dict())
     assert q.to_dict() == p.to_dict()
     for a in assignments(p):
-        b = {qv: a[pv] for pv, qv in zip(p.vars, q.vars)}
+        b = {qv: a[pv] for pv, qv in zip(p.vars, q.vars, strict=True)}
         assert len(p.check(a)) == len(q.check(b))
         assert p.objective_value(a) == q.objective_value(b)
     assert oracle(p) == oracle(q)

@@ -10,8 +10,8 @@
   (`>=` negated, `==` as both).  Trivial ones are decided here; equal weights go to `pysat.card`
   with the chosen cardinality encoding, others to `pysat.pb` with the chosen PB encoding.  Nothing
   here writes CNF by hand for what those encoders do; the only clauses written directly are the IR's
-  own clauses, the order chains and order comparisons, and unit clauses where the normalization already decides a
-  literal (a weight above the bound, a bound of 0).
+  own clauses, the order chains and order comparisons, and unit clauses where the normalization
+  already decides a literal (a weight above the bound, a bound of 0).
 - `pairwise`, `bitwise` and `ladder` exist only for bound 1 (at-most-one); a cardinality with a
   larger bound then uses `totalizer`.
 - An implication `g -> PB` adds `~g` to every clause of the PB's encoding.  This is exact for
@@ -83,7 +83,8 @@ class CnfTranslation:
             wlits, constant = self.expand(problem.objective)
             lits, weights, k = pb_leq(wlits, 0, operator.neg)
             # objective = constant + offset - k + sum(weights * lits), every weight positive
-            self.objective = (list(zip(weights, lits)), constant + problem.objective_offset - k)
+            self.objective = (list(zip(weights, lits, strict=True)),
+                              constant + problem.objective_offset - k)
 
     # -- literals and terms
     def lit(self, x: Lit) -> int:
@@ -161,8 +162,9 @@ class CnfTranslation:
         lits, weights, k = pb_leq(wlits, bound, operator.neg)
         if k < 0:
             return [[]]
-        units = [[-x] for x, w in zip(lits, weights) if w > k]  # such a literal must be false
-        kept = [(w, x) for x, w in zip(lits, weights) if w <= k]
+        # a literal whose weight alone exceeds the bound must be false
+        units = [[-x] for x, w in zip(lits, weights, strict=True) if w > k]
+        kept = [(w, x) for x, w in zip(lits, weights, strict=True) if w <= k]
         if sum(w for w, _ in kept) <= k:
             return units
         if len({w for w, _ in kept}) == 1:

@@ -134,7 +134,7 @@ class CpSatSession(LoadedSession):
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             return Outcome(deadline.gave_up(), bound=bound, how=how)
         values = {v: bool(solver.Value(x)) if isinstance(v, BoolVar) else solver.Value(x)
-                  for v, x in zip(self.problem.vars, self.xs)}
+                  for v, x in zip(self.problem.vars, self.xs, strict=True)}
         if status == cp_model.OPTIMAL:
             return Outcome(Status.OPTIMAL, values, how=how)
         return Outcome(deadline.gave_up(), values, bound, how=how)

@@ -148,7 +148,7 @@ class MipSession(LoadedSession):
         if status not in (S.OPTIMAL, S.FEASIBLE):
             return Outcome(Status.UNKNOWN, how=f"{how}: solver status {status.name}")
         values = {}
-        for v, col in zip(self.problem.vars, self.cols):
+        for v, col in zip(self.problem.vars, self.cols, strict=True):
             x = col.x
             if x is None or abs(x - round(x)) > TOLERANCE:
                 return Outcome(Status.UNKNOWN, how=f"{how}: value {x} of {v.name} not integral")

@@ -9,9 +9,10 @@ assumptions and prompt interrupts); CARD a `pysat.card` encoding (`CARD_ENCODING
 Optimization is bound tightening (bisection) with one fresh selector literal per bound: the bound's
 encoding is guarded by the selector, the call assumes it, and afterwards the selector is fixed
 false, so no bound survives into a later call.  Time limits use `solve_limited` with an interrupt
-from a timer thread; solvers whose PySAT binding cannot be interrupted (CaDiCaL, Lingeling, Kissat) check
-the limit only between optimization steps and do not declare `time_limit`.  Solvers without
-assumptions (Kissat) are rebuilt for each step, with the assumptions as unit clauses.
+from a timer thread; solvers whose PySAT binding cannot be interrupted (CaDiCaL, Lingeling,
+Kissat) check the limit only between optimization steps and do not declare `time_limit`.
+Solvers without assumptions (Kissat) are rebuilt for each step, with the assumptions as unit
+clauses.
 """
 
 from __future__ import annotations
@@ -84,10 +85,12 @@ def parse_options(options: str | None) -> tuple[str, str, str]:
     solver = parts[0] or DEFAULT_SOLVER
     names = solver_names()
     if solver not in names:
-        raise ValueError(f"unknown PySAT solver {solver!r} (known: {', '.join(sorted(set(names.values())))})")
+        known = ", ".join(sorted(set(names.values())))
+        raise ValueError(f"unknown PySAT solver {solver!r} (known: {known})")
     card, pb = parts[1] or DEFAULT_CARD, parts[2] or DEFAULT_PB
     if card not in CARD_ENCODINGS:
-        raise ValueError(f"unknown cardinality encoding {card!r} (known: {', '.join(CARD_ENCODINGS)})")
+        raise ValueError(f"unknown cardinality encoding {card!r} "
+                         f"(known: {', '.join(CARD_ENCODINGS)})")
     if pb not in PB_ENCODINGS:
         raise ValueError(f"unknown PB encoding {pb!r} (known: {', '.join(PB_ENCODINGS)})")
     return names[solver], card, pb

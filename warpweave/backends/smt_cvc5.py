@@ -67,7 +67,8 @@ class Cvc5Session(LoadedSession):
             limit = deadline.remaining()
             if limit is not None and limit <= 0:
                 return deadline.gave_up(), None
-            self.solver.setOption("tlimit-per", "0" if limit is None else str(max(1, int(limit * 1000))))
+            ms = 0 if limit is None else max(1, int(limit * 1000))  # 0: no limit
+            self.solver.setOption("tlimit-per", str(ms))
             if bound is not None:
                 self.solver.push()
                 self.solver.assertFormula(self.tr.objective_at_most(bound))
@@ -86,7 +87,7 @@ class Cvc5Session(LoadedSession):
 
     def _values(self) -> dict:
         out = {}
-        for v, t in zip(self.problem.vars, self.tr.vars):
+        for v, t in zip(self.problem.vars, self.tr.vars, strict=True):
             val = self.solver.getValue(t)
             out[v] = val.getBooleanValue() if isinstance(v, BoolVar) else val.getIntegerValue()
         return out

@@ -153,7 +153,7 @@ class YicesSession(LoadedSession):
         try:
             return {v: model.get_bool_value(t) if isinstance(v, BoolVar)
                     else model.get_integer_value(t)
-                    for v, t in zip(self.problem.vars, self.tr.vars)}
+                    for v, t in zip(self.problem.vars, self.tr.vars, strict=True)}
         finally:
             model.dispose()
 

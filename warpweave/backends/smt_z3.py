@@ -143,7 +143,7 @@ class Z3Session(LoadedSession):
 
     def _values(self, model) -> dict:
         out = {}
-        for v, t in zip(self.problem.vars, self.tr.vars):
+        for v, t in zip(self.problem.vars, self.tr.vars, strict=True):
             val = model.eval(t, model_completion=True)
             out[v] = bool(val) if isinstance(v, BoolVar) else val.as_long()
         return out
