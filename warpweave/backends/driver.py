@@ -54,7 +54,9 @@ class Outcome:
 
 
 class LoadedSession(Session):
-    """A problem translated once into a solver; `solve` may be called many times."""
+    """A problem translated once into a solver; `solve` may be called many times.  The
+    translation time is the `build_seconds` of the first call's Result (0 afterwards), so that
+    summing over a session's results counts it once."""
 
     def __init__(self, backend: Backend, problem: Problem):
         super().__init__(backend, problem)
