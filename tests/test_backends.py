@@ -281,3 +281,19 @@ def test_cpsat_with_two_workers_is_deterministic():
     runs = [backend("cpsat:workers=2", seed=5).solve(p) for _ in range(3)]
     assert all(r.status == Status.OPTIMAL for r in runs)
     assert all(r.values == runs[0].values for r in runs)
+
+
+def test_tiny_time_limits_still_return():
+    """Limits of 0 to 10 ms, where an interrupt may land before the search starts, must not
+    hang a session (the interrupt is repeated until the call returns)."""
+    p = random_3sat(400)
+    for spec in [s for s in FAMILY_SPECS if TIME_LIMIT in backend(s).capabilities]:
+        s = backend(spec).session(p)
+        try:
+            for limit in (0.0, 0.001, 0.003, 0.01) * 3:
+                start = time.perf_counter()
+                r = s.solve(time_limit=limit)
+                assert r.status in (Status.TIMEOUT, Status.UNKNOWN), (spec, limit, r.status)
+                assert time.perf_counter() - start < limit + 2.0, (spec, limit)
+        finally:
+            s.close()

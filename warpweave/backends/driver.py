@@ -9,9 +9,11 @@ solver's floating-point objective).
 
 from __future__ import annotations
 
+import contextlib
 import importlib
+import threading
 import time
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 
@@ -40,6 +42,34 @@ class Deadline:
         """The status of a call that ended without an answer: TIMEOUT under a limit, else
         UNKNOWN."""
         return Status.TIMEOUT if self.limit is not None else Status.UNKNOWN
+
+
+@contextlib.contextmanager
+def interrupt_at(deadline: Deadline, stop: Callable[[], object]) -> Iterator[None]:
+    """Call `stop` (a solver's thread-safe interrupt) from a timer thread once the deadline has
+    passed, and again every 50 ms until the block ends: an interrupt that lands just before the
+    solver starts its search could otherwise be lost.  Without a deadline nothing is started."""
+    limit = deadline.remaining()
+    if limit is None:
+        yield
+        return
+    done = threading.Event()
+
+    def watch() -> None:
+        if done.wait(limit):
+            return
+        while True:
+            stop()
+            if done.wait(0.05):
+                return
+
+    thread = threading.Thread(target=watch, daemon=True)
+    thread.start()
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
 
 
 @attrs.frozen

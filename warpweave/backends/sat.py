@@ -18,7 +18,6 @@ clauses.
 from __future__ import annotations
 
 import functools
-import threading
 
 from warpweave.backends.base import ASSUMPTIONS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
 from warpweave.backends.cnf import (
@@ -34,6 +33,7 @@ from warpweave.backends.driver import (
     Outcome,
     SessionBackend,
     bisect_objective,
+    interrupt_at,
 )
 from warpweave.encodings.ir import Lit
 
@@ -147,17 +147,13 @@ class SatSession(LoadedSession):
 
     def _solve(self, solver, assume: list[int], deadline: Deadline):
         """(True, model) / (False, None) / (None, None) when interrupted by the deadline."""
-        limit = deadline.remaining()
-        if limit is None or not self.backend.interruptible:
+        if deadline.limit is None or not self.backend.interruptible:
             answer = solver.solve(assumptions=assume)
         else:
-            timer = threading.Timer(limit, solver.interrupt)
-            timer.start()
             try:
-                answer = solver.solve_limited(assumptions=assume, expect_interrupt=True)
+                with interrupt_at(deadline, solver.interrupt):
+                    answer = solver.solve_limited(assumptions=assume, expect_interrupt=True)
             finally:
-                timer.cancel()
-                timer.join()
                 solver.clear_interrupt()
         return answer, (solver.get_model() if answer else None)
 

@@ -14,7 +14,6 @@ import glob
 import importlib.util
 import os
 import sys
-import threading
 
 from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
 from warpweave.backends.driver import (
@@ -23,6 +22,7 @@ from warpweave.backends.driver import (
     Outcome,
     SessionBackend,
     bisect_objective,
+    interrupt_at,
 )
 from warpweave.backends.smt import SmtTerms, SmtTranslation
 from warpweave.encodings.ir import BoolVar, Lit
@@ -128,15 +128,8 @@ class YicesSession(LoadedSession):
             self.ctx.push()
             if bound is not None:
                 self.ctx.assert_formula(self.tr.objective_at_most(bound))
-            timer = None if limit is None else threading.Timer(limit, self.ctx.stop_search)
-            try:
-                if timer is not None:
-                    timer.start()
+            with interrupt_at(deadline, self.ctx.stop_search):
                 answer = self.ctx.check_context_with_assumptions(self.params.params, assume)
-            finally:
-                if timer is not None:
-                    timer.cancel()
-                    timer.join()
             try:
                 if answer == S.SAT:
                     return Status.SAT, self._values()
