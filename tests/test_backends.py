@@ -297,3 +297,22 @@ def test_tiny_time_limits_still_return():
                 assert time.perf_counter() - start < limit + 2.0, (spec, limit)
         finally:
             s.close()
+
+
+@pytest.mark.parametrize("spec", ["cbc", "highs"])
+def test_mip_stops_only_at_a_proven_integral_optimum(spec):
+    """python-mip's default relative gap (1e-4) would accept a solution 10 units above the
+    optimum of an objective around 10^5; the backends close the gap below 1."""
+    p = Problem("gap")
+    xs = [p.int(f"x{i}", 0, 40) for i in range(6)]
+    p.add_linear([(w, x) for w, x in zip((3001, 4999, 7001, 8999, 11003, 12997), xs,
+                                         strict=True)], ">=", 100_001)
+    p.minimize([(w, x) for w, x in zip((3003, 5000, 7004, 9001, 11000, 13001), xs, strict=True)])
+    s = backend(spec).session(p)
+    try:
+        assert (s.model.max_mip_gap, s.model.max_mip_gap_abs) == (0.0, 0.5)
+        r = s.solve()
+        assert r.status == Status.OPTIMAL and r.objective == r.bound
+        assert r.objective == backend("cpsat").solve(p).objective
+    finally:
+        s.close()
