@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import sys
 import tempfile
 from pathlib import Path
 
@@ -27,9 +28,15 @@ EXTERNAL = settings(max_examples=int(os.environ.get("WARPWEAVE_EXPORT_EXAMPLES",
 
 
 def binary(name: str) -> str:
-    path = shutil.which(name)
+    """The system's solver binary.  The virtualenv's own bin/ is skipped: python-mip's `cbcbox`
+    installs a `cbc` there (a development build with a different output format)."""
+    venv = os.path.realpath(sys.prefix)
+    search = [d for d in os.environ.get("PATH", "").split(os.pathsep)
+              if d and not os.path.realpath(d).startswith(venv + os.sep)]
+    path = shutil.which(name, path=os.pathsep.join(search))
     if path is None:
-        message = f"external solver {name!r} not on PATH (Debian: coinor-cbc, cadical, z3)"
+        message = (f"external solver {name!r} not on PATH outside the virtualenv "
+                   "(Debian: coinor-cbc, cadical, z3)")
         if os.environ.get("WARPWEAVE_REQUIRE_EXTERNAL") == "1":
             pytest.fail(message)
         pytest.skip(message)
