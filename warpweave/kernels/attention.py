@@ -38,3 +38,23 @@ def tma_loads(g: Graph, cost: CostModel, names: tuple[str, ...], nbytes: int) ->
     for name in names:
         g.op(name, cost.tma_load(nbytes), footprint={"smem": nbytes}, warps=1,
              variable_latency=True, is_async=True)
+
+
+def online_softmax_edges(g: Graph, qk: str, rowmax: str, softmax: str, rescale: str, pv: str,
+                         stages: int) -> None:
+    """The edges every online-softmax tile has (FA3 and FA4 alike): the K/V tiles feed the two
+    GEMMs (blocking on the TMA barrier), S feeds the row max and the softmax (the first read waits
+    for the MMA), the row max feeds the softmax and the rescale, the rescaled O feeds PV; m and O
+    are carried to the next iteration (O through a blocking wait on PV); the K and V slots are
+    refilled `stages` iterations later, once the GEMM that read them is done."""
+    g.edge("load_k", qk, blocking=True)
+    g.edge("load_v", pv, blocking=True)
+    g.edge(qk, rowmax, blocking=True)
+    g.edge(qk, softmax)
+    g.edge(rowmax, softmax)
+    g.edge(rowmax, rescale)
+    g.edge(rescale, pv)
+    g.edge(rowmax, rowmax, distance=1)
+    g.edge(pv, rescale, distance=1, blocking=True)
+    g.reuse(qk, "load_k", stages)
+    g.reuse(pv, "load_v", stages)

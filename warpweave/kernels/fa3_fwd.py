@@ -17,7 +17,7 @@ Defaults follow FA3 for head dim 128: 64 rows per consumer warpgroup, 16-bit inp
 from __future__ import annotations
 
 from warpweave.core.model import Model
-from warpweave.kernels.attention import regs, tile_params, tma_loads
+from warpweave.kernels.attention import online_softmax_edges, regs, tile_params, tma_loads
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import KernelSpec, Param, machine_for
 from warpweave.machines.costs import dtype_bytes
@@ -54,19 +54,9 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         rescale = g.op(f"rescale{x}", cost.fp32(o_elems, 1, "O *= alpha"), **value(o_elems, 4))
         pv = g.op(f"pv{x}", cost.gemm(block_m, head_dim, block_n, dtype), is_async=True,
                   **value(o_elems, 4))
-        g.edge("load_k", qk, blocking=True)
-        g.edge("load_v", pv, blocking=True)
-        g.edge(qk, rowmax, blocking=True)
-        g.edge(qk, softmax)
-        g.edge(rowmax, softmax)
-        g.edge(rowmax, rescale)
+        online_softmax_edges(g, qk, rowmax, softmax, rescale, pv, stages)
         g.edge(softmax, cast)
         g.edge(cast, pv)
-        g.edge(rescale, pv)
-        g.edge(rowmax, rowmax, distance=1)
-        g.edge(pv, rescale, distance=1, blocking=True)
-        g.reuse(qk, "load_k", stages)
-        g.reuse(pv, "load_v", stages)
     return g.model()
 
 

@@ -22,7 +22,7 @@ does; `emulation_ops` is that polynomial's FP32 instructions per element (an est
 from __future__ import annotations
 
 from warpweave.core.model import Model
-from warpweave.kernels.attention import regs, tile_params, tma_loads
+from warpweave.kernels.attention import online_softmax_edges, regs, tile_params, tma_loads
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import KernelSpec, Param, machine_for
 from warpweave.machines.costs import dtype_bytes
@@ -59,20 +59,10 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
                        warps=4, footprint={"tmem": head_dim})
         pv = g.op(f"pv{t}", cost.gemm(block_m, head_dim, block_n, dtype), warps=1,
                   is_async=True, footprint={"tmem": head_dim})
-        g.edge("load_k", qk, blocking=True)
-        g.edge("load_v", pv, blocking=True)
-        g.edge(qk, rowmax, blocking=True)
-        g.edge(qk, softmax)
-        g.edge(rowmax, softmax)
+        online_softmax_edges(g, qk, rowmax, softmax, rescale, pv, stages)
         g.edge(softmax, rowsum)
-        g.edge(rowmax, rescale)
         g.edge(softmax, pv)
-        g.edge(rescale, pv)
-        g.edge(rowmax, rowmax, distance=1)
         g.edge(rowsum, rowsum, distance=1)
-        g.edge(pv, rescale, distance=1, blocking=True)
-        g.reuse(qk, "load_k", stages)
-        g.reuse(pv, "load_v", stages)
     return g.model()
 
 
