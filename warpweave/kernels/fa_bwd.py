@@ -94,8 +94,8 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         stage = g.op(f"dq_stage{x}", *fetch,
                      Phase(None, 0, cycles(q_elems * 4 / cost.f["smem_bytes_per_clk"]),
                            "st.shared"), warps=4, footprint={"smem": q_elems * 4})
-        reduce = cost.tma_store(q_elems * 4, "TMA reduce-add")
-        store = g.op(f"dq_store{x}", reduce, warps=1, is_async=True)
+        store = g.op(f"dq_store{x}", cost.tma_store(q_elems * 4, "TMA reduce-add", True),
+                     warps=1, is_async=True)
         g.edge("load_q", qk, blocking=True)
         g.edge("load_q", dk, blocking=True)
         g.edge("load_do", dp, blocking=True)
@@ -116,7 +116,7 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         g.reuse(dk, ds, ps_stages)
         if tmem:
             g.reuse(dq, ds, ps_stages)   # on b200 the dQ GEMM reads dS from shared memory too
-        g.reuse(store, stage, 1, delay=reduce.busy)   # the staging buffer is read by the TMA
+        g.reuse(store, stage, 1)        # the staging buffer is free once the TMA has read it
     return g.model()
 
 

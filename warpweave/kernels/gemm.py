@@ -65,8 +65,7 @@ def build(spec: MachineSpec, block_m: int, block_n: int, block_k: int, dtype: st
     epi = g.op("epi", *fetch, cost.convert(acc_elems),
                Phase(None, 0, cycles(c_bytes / cost.f["smem_bytes_per_clk"]), "st.shared"),
                warps=4, footprint={"smem": c_bytes})
-    store_phase = cost.tma_store(c_bytes)
-    store = g.op("store", store_phase, warps=1, is_async=True)
+    store = g.op("store", cost.tma_store(c_bytes, until_read=True), warps=1, is_async=True)
     for i, (mma, _) in enumerate(steps):
         g.edge(loads[i], mma, blocking=True)
         if i:
@@ -75,7 +74,7 @@ def build(spec: MachineSpec, block_m: int, block_n: int, block_k: int, dtype: st
         g.reuse(steps[reader][0], loads[i], back)
     g.edge(steps[-1][0], epi, blocking=True)
     g.edge(epi, store)
-    g.reuse(store, epi, 1, delay=store_phase.busy)     # the C staging tile is read by the TMA
+    g.reuse(store, epi, 1)                              # the C staging tile, once read by the TMA
     g.reuse(epi, steps[0][0], acc_stages)              # the accumulator is free once read
     return g.model()
 

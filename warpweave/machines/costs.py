@@ -98,11 +98,15 @@ class CostModel:
         latency = cycles(self.f["tma_load_base"] + self.f["tma_load_per_kb"] * nbytes / KB)
         return Phase("tma", busy, max(busy, latency), f"TMA load {nbytes} B")
 
-    def tma_store(self, nbytes: int, what: str = "TMA store") -> Phase:
-        """A TMA store or bulk reduce-add from SMEM to global memory."""
+    def tma_store(self, nbytes: int, what: str = "TMA store", until_read: bool = False) -> Phase:
+        """A TMA store or bulk reduce-add from SMEM to global memory: the unit reads the source
+        at the SMEM rate; the write completes after the measured latency line.  With
+        `until_read`, the phase ends when the source has been read (`cp.async.bulk.wait_group
+        .read`), which is all a loop waits for before reusing the buffer."""
         busy = cycles(nbytes / self.f["smem_bytes_per_clk"])
         latency = cycles(self.f["tma_store_base"] + self.f["tma_store_per_kb"] * nbytes / KB)
-        return Phase("tma", busy, max(busy, latency), f"{what} {nbytes} B")
+        return Phase("tma", busy, busy if until_read else max(busy, latency),
+                     f"{what} {nbytes} B")
 
     def _need_tmem(self) -> None:
         if not self.has_tmem:
