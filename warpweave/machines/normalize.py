@@ -102,12 +102,13 @@ def normalization_problem(costs: Iterable[int], U: int) -> tuple[Problem, list[I
     return p, scaled, F
 
 
-def normalize(model: Model, U: int, solve: Solve) -> Normalized:
-    """Normalize `model`'s costs with bound U, solving the ILP with `solve`."""
+def normalize(model: Model, U: int, solve: Solve | None = None) -> Normalized:
+    """Normalize `model`'s costs with bound U, solving the ILP with `solve` (default: the
+    backend registered as `mip`)."""
     uses = cost_uses(model)
     costs = sorted(uses)
     problem, scaled, F = normalization_problem(costs, U)
-    values = solve(problem)
+    values = (solve or registry_solver("mip"))(problem)
     if values is None:
         raise InputError("the cost-normalization ILP has no solution", ("U",), U)
     mapping = {c: int(values[x]) for c, x in zip(costs, scaled)}
