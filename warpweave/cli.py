@@ -168,7 +168,7 @@ def cmd_machines(args) -> int:
         print("  memories: " + ", ".join(f"{k} {x['capacity']} {x['unit']}"
                                          for k, x in d["memories"].items()))
         print("  groups:   " + ", ".join(
-            f"{g['name']} ({g['warps']} warps, {g['reg_limit']} regs"
+            f"{g['name']} ({g['warps']} warp{'s' * (g['warps'] != 1)}, {g['reg_limit']} regs"
             + (", variable latency" if g["name"] == d["variable_latency_group"] else "") + ")"
             for g in d["warp_groups"]) + f" = {d['registers_used']} registers")
         rows = [[f, str(round(x["value"], 4)), x["unit"], x["source"] + (" (estimate)"
