@@ -24,7 +24,7 @@ from warpweave.core.formats import (
     write_document,
 )
 from warpweave.core.model import Model
-from warpweave.core.registry import BACKENDS, backend, backend_specs
+from warpweave.core.registry import BACKENDS, KERNELS, MACHINES, backend, backend_specs
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.search import Attempt, Outcome, constraint_set, search
 from warpweave.core.streaming import apply_streaming
@@ -149,6 +149,66 @@ def describe_model(model: Model) -> str:
 
 def cmd_show(args) -> int:
     print(describe_model(load_model(args.model)))
+    return EXIT_OK
+
+
+def _loaded(registry) -> dict:
+    """Every entry of a registry that loads; failures are reported on stderr, not fatal."""
+    loaded = registry.load_all()
+    for name, why in registry.failures.items():
+        print(f"warpweave: warning: {registry.kind} {name} not loaded: {why}", file=sys.stderr)
+    return loaded
+
+
+def cmd_kernels(args) -> int:
+    kernels = {n: k for n, k in _loaded(KERNELS).items() if hasattr(k, "to_dict")}
+    if args.json:
+        _print_json([k.to_dict() for k in kernels.values()])
+        return EXIT_OK
+    for name, k in kernels.items():
+        print(f"{name}: {k.description}")
+        print(f"  machines: {', '.join(k.machines) or 'its own toy machine'}")
+        if k.follows:
+            print(f"  follows:  {k.follows}")
+        rows = [[p.name, p.type.__name__, str(p.default), p.help] for p in k.all_params]
+        if rows:
+            print(_table(rows, indent="    "))
+    return EXIT_OK
+
+
+def cmd_machines(args) -> int:
+    machines = {n: m for n, m in _loaded(MACHINES).items() if hasattr(m, "to_dict")}
+    if args.json:
+        _print_json([m.to_dict() for m in machines.values()])
+        return EXIT_OK
+    for name, m in machines.items():
+        d = m.to_dict()
+        print(f"{name} ({d['arch']}): {d['description']}")
+        print("  units:    " + ", ".join(f"{u} x{x['capacity']}" for u, x in d["units"].items()))
+        print("  memories: " + ", ".join(f"{k} {x['capacity']} {x['unit']}"
+                                         for k, x in d["memories"].items()))
+        print("  groups:   " + ", ".join(
+            f"{g['name']} ({g['warps']} warp{'s' * (g['warps'] != 1)}, {g['reg_limit']} regs"
+            + (", variable latency" if g["name"] == d["variable_latency_group"] else "") + ")"
+            for g in d["warp_groups"]) + f" = {d['registers_used']} registers")
+        rows = [[f, str(round(x["value"], 4)), x["unit"], x["source"] + (" (estimate)"
+                                                                           if x["estimate"] else "")]
+                for f, x in d["figures"].items()]
+        print("  figures:")
+        print(_table(rows, indent="    "))
+    return EXIT_OK
+
+
+def cmd_build(args) -> int:
+    from warpweave.kernels import kernel_spec, parse_params
+    spec = kernel_spec(args.kernel)
+    model = spec.build(args.machine, **parse_params(spec, args.params))
+    if args.output:
+        write_document(model_to_dict(model), args.output)
+        print(f"wrote {args.output}: {model.name} on {model.machine.name}, {len(model.ops)} ops, "
+              f"{len(model.edges)} edges")
+    else:
+        print(describe_model(model))
     return EXIT_OK
 
 
@@ -657,12 +717,39 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--encodings", metavar="CARD/PB",
                    help="cnf/wcnf: cardinality and PB encodings (default totalizer/best)")
     p.set_defaults(func=cmd_export)
+    p = sub.add_parser("kernels", help="list the kernel library: parameters and machines",
+                       description="List every registered kernel builder with its machines and "
+                       "parameters (key, type, default, meaning).")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_kernels)
+
+    p = sub.add_parser("machines", help="list the machines: units, memories, groups, cost figures",
+                       description="List every registered machine: functional units, memories, the "
+                       "default warp-group inventory, and each cost figure with its source.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_machines)
+
+    p = sub.add_parser("build", help="build a library kernel into a model",
+                       description="Build KERNEL with the given key=value parameters; print its "
+                       "summary, or write the model file with -o.")
+    p.add_argument("kernel", help="kernel name (see `warpweave kernels`)")
+    p.add_argument("params", nargs="*", metavar="KEY=VALUE", help="kernel parameters")
+    p.add_argument("--machine", help="machine name (default: the kernel's first)")
+    p.add_argument("-o", "--output", help="write the model to this file (.json or .toml)")
+    p.set_defaults(func=cmd_build)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # key=value kernel parameters may follow options (`build gemm --machine b200 k_steps=4`);
+    # argparse leaves such late positionals over, so they are collected here.
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if hasattr(args, "params") and all("=" in x and not x.startswith("-") for x in extra):
+            args.params = [*args.params, *extra]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_INPUT
