@@ -191,8 +191,8 @@ def cmd_machines(args) -> int:
             f"{g['name']} ({g['warps']} warp{'s' * (g['warps'] != 1)}, {g['reg_limit']} regs"
             + (", variable latency" if g["name"] == d["variable_latency_group"] else "") + ")"
             for g in d["warp_groups"]) + f" = {d['registers_used']} registers")
-        rows = [[f, str(round(x["value"], 4)), x["unit"], x["source"] + (" (estimate)"
-                                                                           if x["estimate"] else "")]
+        rows = [[f, str(round(x["value"], 4)), x["unit"],
+                 x["source"] + (" (estimate)" if x["estimate"] else "")]
                 for f, x in d["figures"].items()]
         print("  figures:")
         print(_table(rows, indent="    "))

@@ -44,7 +44,8 @@ class Phase:
     what: str = ""
 
     def __attrs_post_init__(self) -> None:
-        if self.busy < 0 or self.latency < 1 or (self.unit is not None and self.busy > self.latency):
+        if self.busy < 0 or self.latency < 1 or (self.unit is not None
+                                                 and self.busy > self.latency):
             raise ValueError(f"bad phase {self}")
 
 

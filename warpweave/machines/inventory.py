@@ -5,8 +5,9 @@ the per-thread register limit of a whole warpgroup (PTX ISA: executed by all war
 warpgroup; a multiple of 8 in [24, 256]), and all launched warpgroups draw from the CTA's share of
 the 64K-register file.  An inventory lists the groups the solver may assign ops to, in warp order:
 a group of 4 or more warps is one or more whole warpgroups; groups of 1-3 warps are packed into the
-open warpgroup while they fit (else a new one starts) and must then share its register limit.  Warps of a warpgroup that no group uses are
-launched idle at that warpgroup's limit, so they count against the register file.
+open warpgroup while they fit (else a new one starts) and must then share its register limit.
+Warps of a warpgroup that no group uses are launched idle at that warpgroup's limit, so they count
+against the register file.
 """
 
 from __future__ import annotations

@@ -111,7 +111,7 @@ def normalize(model: Model, U: int, solve: Solve | None = None) -> Normalized:
     values = (solve or registry_solver("mip"))(problem)
     if values is None:
         raise InputError("the cost-normalization ILP has no solution", ("U",), U)
-    mapping = {c: int(values[x]) for c, x in zip(costs, scaled)}
+    mapping = {c: int(values[x]) for c, x in zip(costs, scaled, strict=True)}
     positive = [c for c in costs if mapping[c] > 0]
     scale = max((math.ceil(c / mapping[c]) for c in positive), default=1)
     warnings = [f"cost {c} normalizes to 0 ({'; '.join(uses[c])})"
@@ -128,10 +128,10 @@ def normalize(model: Model, U: int, solve: Solve | None = None) -> Normalized:
 
 def _pairs(raw: Model, normalized: Model) -> Iterable[tuple[str, int, int]]:
     """Every cost of the raw model beside its normalized value."""
-    for a, b in zip(raw.ops, normalized.ops):
+    for a, b in zip(raw.ops, normalized.ops, strict=True):
         yield f"cycles of {a.name}", a.cycles, b.cycles
         yield f"spill cost of {a.name}", a.spill_cost, b.spill_cost
-    for a, b in zip(raw.edges, normalized.edges):
+    for a, b in zip(raw.edges, normalized.edges, strict=True):
         yield f"delay {a.src} -> {a.dst}", a.delay, b.delay
 
 
