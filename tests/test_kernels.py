@@ -7,7 +7,6 @@ from __future__ import annotations
 import json
 
 import pytest
-from conftest import EXAMPLES
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -20,6 +19,8 @@ from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.verify import verify
 from warpweave.kernels import build, kernel_spec, parse_params, published
 from warpweave.kernels.gemm import ring_reader
+
+from .conftest import EXAMPLES
 
 PARAMS = {
     "fa-simplified": [{}],

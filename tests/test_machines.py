@@ -10,7 +10,6 @@ import re
 import attrs
 import mip
 import pytest
-from conftest import ROOT
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -26,6 +25,8 @@ from warpweave.machines import machine_spec
 from warpweave.machines.figures import SOURCES
 from warpweave.machines.inventory import check_inventory, parse_groups
 from warpweave.machines.normalize import normalization_problem, normalize, registry_solver
+
+from .conftest import ROOT
 
 
 def mip_solve(problem: Problem):
