@@ -47,9 +47,15 @@ def test_draw(tmp_path):
 def test_invalid_or_missing_schedule(tmp_path, capsys):
     assert main(["simulate", MODEL, "--schedule", BAD]) == 1
     assert "capacity" in capsys.readouterr().err
-    assert main(["emit", MODEL, "--out", str(tmp_path)]) == 2
     assert main(["simulate", MODEL, "--schedule", GOOD, "--iterations", "0"]) == 2
     assert "--iterations = 0" in capsys.readouterr().err
+
+
+def test_without_a_schedule_the_target_is_solved(tmp_path, capsys):
+    assert main(["emit", MODEL, "--target", "pseudo", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("fa-simplified: I=2, L=4")
+    assert main(["simulate", "fa3-fwd", "--machine", "h100", "subtiles=2"]) == 0
+    assert "deadlock: none" in capsys.readouterr().out
 
 
 def test_streaming_schedule_gets_run_ahead_slots(tmp_path, capsys):

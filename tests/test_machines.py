@@ -1,5 +1,5 @@
 """Machines: registry, the setmaxnreg inventory rule, the cost model against its sources, and cost
-normalization (the section 5.2 ILP, solved here with python-mip directly) with raw re-verification.
+normalization (the section 5.2 ILP, solved with the cbc backend) with raw re-verification.
 """
 
 from __future__ import annotations
@@ -8,7 +8,6 @@ import math
 import re
 
 import attrs
-import mip
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -16,32 +15,23 @@ from hypothesis import strategies as st
 from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict
 from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
-from warpweave.core.registry import BACKENDS, MACHINES
+from warpweave.core.registry import MACHINES
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
-from warpweave.encodings.ir import Linear, Problem
 from warpweave.kernels import build, published
 from warpweave.machines import machine_spec
 from warpweave.machines.figures import SOURCES
 from warpweave.machines.inventory import check_inventory, parse_groups
-from warpweave.machines.normalize import normalization_problem, normalize, registry_solver
+from warpweave.machines.normalize import (
+    by_unit,
+    normalization_problem,
+    normalize,
+    registry_solver,
+)
 
 from .conftest import ROOT
 
-
-def mip_solve(problem: Problem):
-    """A tiny local solve of a linear integer IR problem with CBC (until the backends land)."""
-    m = mip.Model(sense=mip.MINIMIZE, solver_name=mip.CBC)
-    m.verbose = 0
-    xs = {v: m.add_var(name=v.name, var_type=mip.INTEGER, lb=v.lb, ub=v.ub) for v in problem.ints}
-    for c in problem.constraints:
-        assert isinstance(c, Linear)
-        lhs = mip.xsum(k * xs[x] for k, x in c.terms)
-        m += (lhs <= c.rhs) if c.sense == "<=" else (lhs >= c.rhs) if c.sense == ">=" else \
-            (lhs == c.rhs)
-    m.objective = mip.minimize(mip.xsum(k * xs[x] for k, x in problem.objective))
-    m.optimize(max_seconds=60)
-    return {v: round(xs[v].x) for v in problem.ints} if m.num_solutions else None
+CBC = registry_solver("cbc")
 
 
 # ---------------------------------------------------------------------------------------------
@@ -173,7 +163,7 @@ def test_gemm_busy_is_linear_in_each_dimension(m, n, k, name):
 def test_normalization_ilp_solution_satisfies_its_constraints():
     costs = [32, 64, 235, 512, 576, 663]
     problem, scaled, F = normalization_problem(costs, 60)
-    values = mip_solve(problem)
+    values = CBC(problem)
     assert problem.check(values) == []
     worst = max(abs(costs[i] * values[scaled[j]] - costs[j] * values[scaled[i]])
                 for i in range(len(costs)) for j in range(len(costs)))
@@ -190,7 +180,7 @@ def _scaled(model: Model, factor: int) -> Model:
 
 def test_scaled_figure1_normalizes_back_and_its_schedule_verifies_in_raw_units(fa_model):
     raw = _scaled(fa_model, 1000)
-    n = normalize(raw, 3, mip_solve)
+    n = normalize(raw, 3, CBC)
     assert n.mapping == {1000: 1} and n.scale == 1000 and n.conservative
     assert verify(n.model, published.figure1()) == []
     back = n.denormalize(published.figure1())
@@ -201,7 +191,7 @@ def test_scaled_figure1_normalizes_back_and_its_schedule_verifies_in_raw_units(f
 @pytest.mark.parametrize("U", [40, 300])
 def test_published_fa3_schedule_in_normalized_units_verifies_raw(U):
     raw = build("fa3-fwd", "h100", subtiles=2)
-    n = normalize(raw, U, mip_solve)
+    n = normalize(raw, U, CBC)
     schedule, why = published.realize(n.model, published.fa3_pipeline(n.model))
     assert schedule is not None, why
     back = n.denormalize(schedule)
@@ -216,7 +206,7 @@ def test_rounding_that_hides_a_conflict_is_caught_by_raw_verification():
     raw = Model("hide", machine, [Op.using("A", 1000, {"tc": 1}, spill_cost=10),
                                   Op.using("B", 1000, {"sfu": 1})],
                 [Edge("A", "B", 1000)])
-    n = normalize(raw, 4, mip_solve)
+    n = normalize(raw, 4, CBC)
     assert n.mapping[10] == 0
     assert any("cost 10 normalizes to 0" in w for w in n.warnings)
     assert not n.conservative
@@ -245,7 +235,7 @@ def random_models(draw):
 @settings(max_examples=25, deadline=None)
 @given(random_models(), st.integers(5, 80))
 def test_conservative_normalization_maps_valid_schedules_to_valid_raw_ones(raw, U):
-    n = normalize(raw, U, mip_solve)
+    n = normalize(raw, U, CBC)
     strategy = published.Strategy("one group", "test", {"g0": [(v, 0) for v in raw.op_names]})
     schedule, _ = published.realize(n.model, strategy, limit=4)
     if schedule is None:
@@ -255,21 +245,19 @@ def test_conservative_normalization_maps_valid_schedules_to_valid_raw_ones(raw, 
         assert violations == []
 
 
-def test_registry_solver_adapts_a_registered_backend(fa_model):
-    class Status:
-        has_solution = True
-
-    class FakeMip:
-        """A stand-in with the Backend contract: constructed with options, solve -> Result."""
-
-        def __init__(self, options=None):
-            self.options = options
-
-        def solve(self, problem):
-            return attrs.make_class("R", ["status", "values"])(Status(), mip_solve(problem))
-
-    BACKENDS.add("fake-mip", FakeMip)
-    n = normalize(_scaled(fa_model, 7), 3, registry_solver("fake-mip:cbc"))
+def test_registry_solver_uses_a_registered_backend(fa_model):
+    n = normalize(_scaled(fa_model, 7), 3, registry_solver("highs"))
     assert n.mapping == {7: 1}
     with pytest.raises(InputError, match="unknown backend"):
-        registry_solver("no-such-backend")
+        registry_solver("no-such-backend")(normalization_problem([1, 2], 3)[0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(random_models(), st.integers(1, 300))
+def test_unit_normalization_is_always_conservative(raw, unit):
+    n = by_unit(raw, unit)
+    assert n.conservative and not n.warnings
+    strategy = published.Strategy("one group", "test", {"g0": [(v, 0) for v in raw.op_names]})
+    schedule, _ = published.realize(n.model, strategy, limit=4)
+    if schedule is not None:
+        assert verify(raw, n.denormalize(schedule)) == []

@@ -9,8 +9,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-import attrs
-
 from warpweave import __version__
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
@@ -20,15 +18,15 @@ from warpweave.core.formats import (
     model_to_dict,
     read_document,
     schedule_from_dict,
-    schedule_to_dict,
     write_document,
 )
 from warpweave.core.model import Model
 from warpweave.core.registry import BACKENDS, KERNELS, MACHINES, backend, backend_specs
 from warpweave.core.schedule import Schedule, straight_line
-from warpweave.core.search import Attempt, Outcome, constraint_set, search
+from warpweave.core.search import Attempt
 from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import verify
+from warpweave.pipeline import DEFAULT_BACKEND, Options, load_target, report, run_solve
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
 
@@ -220,63 +218,58 @@ def _progress(a: Attempt) -> None:
               f"({a.seconds:.2f} s)", file=sys.stderr)
 
 
-def _buffers(outcome: Outcome, streaming) -> dict[str, int]:
-    """Ring depth per value, as the code generator allocates them."""
+def _buffers(run) -> dict[str, int]:
+    """Ring depth per value, as the code generator allocates them (raw schedule)."""
     from warpweave.codegen.buffers import plan
-    s = outcome.schedule
-    ahead = {x.op: x.depth(s.I) for x in streaming}
-    return {name: b.depth for name, b in plan(outcome.model, s, run_ahead=ahead).buffers.items()}
+    ahead = {x.op: x.depth(run.schedule.I) for x in run.streaming}
+    return {name: b.depth for name, b in plan(run.raw, run.schedule,
+                                              run_ahead=ahead).buffers.items()}
 
 
-def solve_report(outcome: Outcome, streaming) -> dict:
-    """The schedule format of DESIGN section 5 with the search's extra fields."""
-    s = outcome.schedule
-    extra = {"optimal": outcome.optimal, "status": outcome.status,
-             "lower_bound": outcome.lower_bound, "proof": outcome.proof(),
-             "backend": outcome.backend, "encoding": outcome.encoding,
-             "seconds": round(outcome.seconds, 3), "constraints": list(outcome.constraints),
-             "notes": list(outcome.notes)}
-    if streaming:
-        extra["streaming"] = [x.to_dict(s.I if s else outcome.lower_bound) for x in streaming]
-    if s is None:
-        return {"format": "warpweave.schedule/1", "model": outcome.model.name, "I": None,
-                **extra}
-    extra["stages"] = s.stages
-    extra["buffers"] = _buffers(outcome, streaming)
-    return schedule_to_dict(s, **extra)
-
-
-def describe_outcome(outcome: Outcome, streaming) -> str:
+def describe_run(run) -> str:
     """The readable report of a solve."""
-    b, s, m = outcome.bounds, outcome.schedule, outcome.model
+    o, s, m = run.outcome, run.schedule, run.raw
+    b = o.bounds
+    n = run.normalized
+    unit = f" units of {n.scale} cycles" if n else ""
     why = f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "") + \
         f", RecMII {b.rec_mii}"
-    lines = [f"{m.name}: {outcome.status}"]
+    lines = [f"{m.name}: {o.status}"]
+    if n:
+        lines.append(f"  costs normalized: 1 unit = {n.scale} cycles ({'; '.join(n.warnings)})"
+                     if n.warnings else f"  costs normalized: 1 unit = {n.scale} cycles")
     if s is not None:
-        proof = "proven optimal" if outcome.optimal else \
-            f"not proven optimal: no I < {outcome.lower_bound} is feasible"
-        lines.append(f"  I = {s.I} ({proof}; lower bound {b.lower}: {why})")
+        proof = ("proven optimal" + (" in units" if n else "")) if o.optimal else \
+            f"not proven optimal: no I < {o.lower_bound}{unit} is feasible"
+        if n:
+            lines.append(f"  I = {s.I} cycles = {o.schedule.I}{unit} ({proof}; lower bound "
+                         f"{b.lower}{unit}: {why})")
+        else:
+            lines.append(f"  I = {s.I} ({proof}; lower bound {b.lower}: {why})")
         lines.append(f"  L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}")
-    elif outcome.status == "infeasible":
-        lines.append(f"  no schedule with I <= {b.i_upper} (beyond which a larger I cannot "
-                     f"help) and at most {outcome.max_stages} stages")
+    elif o.status == "infeasible":
+        lines.append(f"  no schedule with I <= {b.i_upper}{unit} (beyond which a larger I cannot "
+                     f"help) and at most {o.max_stages} stages")
     else:
-        lines.append(f"  no schedule found; no I < {outcome.lower_bound} is feasible")
-    lines.append(f"  backend {outcome.backend}, encoding {outcome.encoding}, "
-                 f"{outcome.seconds:.2f} s, {len(outcome.attempts)} solver calls")
-    for note in outcome.notes:
+        lines.append(f"  no schedule found; no I < {o.lower_bound}{unit} is feasible")
+    lines.append(f"  backend {o.backend}, encoding {o.encoding}, {o.seconds:.2f} s, "
+                 f"{len(o.attempts)} solver calls")
+    for note in o.notes + ((run.comparison,) if run.comparison else ()):
         lines.append(f"  note: {note}")
+    for v in run.raw_violations:
+        lines.append(f"  RAW-CYCLE VIOLATION (normalization hid it): {v}")
     if s is not None:
-        depths = _buffers(outcome, streaming)
+        depths = _buffers(run)
         rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
         for op in m.ops:
             rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),
                          s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
         lines.append(_table(rows))
-    for x in streaming:
+    for x in run.streaming:
+        at = s.I if s else o.lower_bound
         lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
-                     f"{x.depth(s.I if s else outcome.lower_bound)} iteration(s) ahead")
-    infeasible = [a for a in outcome.attempts if a.status == "infeasible"]
+                     f"{x.depth(at)} iteration(s) ahead")
+    infeasible = [a for a in o.attempts if a.status == "infeasible"]
     if infeasible:
         cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"
                                           else f"S={a.S}") for a in infeasible[:12])
@@ -285,45 +278,27 @@ def describe_outcome(outcome: Outcome, streaming) -> str:
     return "\n".join(lines)
 
 
+def solve_options(args) -> Options:
+    return Options(backend=args.backend, encoding=args.encoding, without=tuple(args.without),
+                   max_stages=args.max_stages, time_limit=args.time_limit,
+                   solve_limit=args.solve_limit, paper_search=args.paper_search,
+                   tie_breakers=tuple(args.tie_break), seed=args.seed,
+                   streaming=not args.no_streaming, normalize=args.normalize)
+
+
 def cmd_solve(args) -> int:
-    model = load_model(args.model)
-    streaming = []
-    if not args.no_streaming:
-        model, streaming = apply_streaming(model)
-    cons = constraint_set(without=args.without)
-    outcome = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
-                     max_stages=args.max_stages, time_limit=args.time_limit,
-                     solve_limit=args.solve_limit, paper=args.paper_search,
-                     tie_breakers=args.tie_break, seed=args.seed, progress=_progress)
-    if args.paper_search and outcome.schedule is not None:
-        full = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
-                      max_stages=args.max_stages, time_limit=args.time_limit,
-                      solve_limit=args.solve_limit, seed=args.seed, progress=_progress)
-        outcome = _compare(outcome, full)
-    report = solve_report(outcome, streaming)
+    model = load_target(args.model, args.machine, args.params)
+    if args.save_model:
+        write_document(model_to_dict(model), args.save_model)
+    run = run_solve(model, solve_options(args), progress=_progress)
+    doc = report(run, _buffers(run) if run.schedule is not None else None)
     if args.out:
-        with open(args.out, "w") as f:
-            f.write(dumps(report))
+        write_document(doc, args.out)
     if args.json:
-        print(dumps(report), end="")
+        print(dumps(doc), end="")
     else:
-        print(describe_outcome(outcome, streaming))
-    if outcome.status == "optimal" or (args.paper_search and outcome.schedule is not None):
-        return EXIT_OK
-    return EXIT_NO if outcome.status == "infeasible" else EXIT_LIMIT
-
-
-def _compare(paper: Outcome, full: Outcome) -> Outcome:
-    """Algorithm 1's answer with a note on how the full search's answer differs."""
-    a, b = paper.schedule, full.schedule
-    if b is None:
-        note = f"the full search found no schedule ({full.status})"
-    elif (a.I, a.L) == (b.I, b.L):
-        note = f"the full search agrees: I={b.I}, L={b.L} ({full.status})"
-    else:
-        note = f"the full search differs: I={b.I}, L={b.L} ({full.status}) vs Algorithm 1's " \
-               f"I={a.I}, L={a.L}"
-    return attrs.evolve(paper, notes=paper.notes + (note,))
+        print(describe_run(run))
+    return run.exit_status
 
 
 def cmd_import(args) -> int:
@@ -426,12 +401,17 @@ def cmd_export(args) -> int:
 # From schedule to program (warpweave.codegen)
 
 
-def _schedule_for(args, model: Model) -> tuple[Model, Schedule, dict[str, int]]:
-    """The schedule the codegen commands work on (from --schedule; one place to add solving):
-    the model it is for (streaming ops at zero latency if it was solved so), the schedule, and
-    how many iterations each streaming op must run ahead."""
+def _schedule_for(args) -> tuple[Model, Schedule, dict[str, int]]:
+    """The schedule the codegen commands work on: from --schedule, or solved with the solve
+    options.  Returns the model it is for (streaming ops at zero latency if it was solved so),
+    the schedule, and how many iterations each streaming op must run ahead."""
+    model = load_target(args.model, args.machine, args.params)
     if not args.schedule:
-        raise InputError("a schedule is needed: give --schedule S.json", ("--schedule",))
+        run = run_solve(model, solve_options(args), progress=_progress)
+        if run.schedule is None or run.raw_violations:
+            raise InputError(f"the search found no verified schedule ({run.outcome.status}); "
+                             "give --schedule or other solve options", value=args.model)
+        return run.raw, run.schedule, {x.op: x.depth(run.schedule.I) for x in run.streaming}
     doc = read_document(args.schedule)
     run_ahead: dict[str, int] = {}
     if doc.get("streaming"):
@@ -446,7 +426,7 @@ def _schedule_for(args, model: Model) -> tuple[Model, Schedule, dict[str, int]]:
 def _valid_schedule(args) -> tuple[Model, Schedule, dict[str, int]] | None:
     """Model, schedule and run-ahead depths, or None after printing the violations (codegen
     needs a valid schedule)."""
-    model, schedule, run_ahead = _schedule_for(args, load_model(args.model))
+    model, schedule, run_ahead = _schedule_for(args)
     violations = verify(model, schedule)
     if violations:
         print(f"invalid schedule ({len(violations)} violations); codegen needs a valid one:",
@@ -583,6 +563,42 @@ def cmd_draw(args) -> int:
 COMMANDS: dict[str, Callable] = {}
 
 
+def _target_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", metavar="TARGET", help="model file (.json or .toml) or kernel name")
+    p.add_argument("params", nargs="*", metavar="KEY=VALUE", help="kernel parameters")
+    p.add_argument("--machine", help="machine of a library kernel (default: its first)")
+
+
+def _solve_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of the search (shared by solve and, instead of --schedule, by the codegen
+    commands)."""
+    p.add_argument("--backend", default=DEFAULT_BACKEND, help="solver backend: cpsat, cbc, "
+                   "highs, z3, cvc5, yices, sat[:SOLVER[/CARD[/PB]]] (see `warpweave "
+                   f"backends`; default {DEFAULT_BACKEND})")
+    p.add_argument("--encoding", default="compact", help="encoding of time: compact (default), "
+                   "paper (the Twill paper's Figures 4-6) or integer")
+    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) searched "
+                   "(default: derived from the graph, see `warpweave bounds`)")
+    p.add_argument("--time-limit", type=float, help="seconds for the whole search")
+    p.add_argument("--solve-limit", type=float, help="seconds for each solver call")
+    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
+                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
+                   "search")
+    p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
+                   help="leave a constraint out (repeatable), e.g. --without concurrency")
+    p.add_argument("--tie-break", action="append", default=[], metavar="WHAT",
+                   help="among optimal (I, L): groups | cross_edges | register_peak "
+                   "(repeatable, applied in order)")
+    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
+                   "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--normalize", default="auto", metavar="HOW", help="cost normalization: auto "
+                   "(default: when the lower bound on I exceeds 128 cycles, round costs up to "
+                   "units of lower/64 cycles), off, unit=K (round up to units of K cycles) or "
+                   "paper=U (the Twill paper's ILP with bound U)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the solver (and of the "
+                   "simulator's --jitter); default 0")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="warpweave",
@@ -615,31 +631,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "solve", help="find an optimal schedule and warp assignment, with a proof",
         description="Search I upward from max(ResMII, RecMII); at each I try every stage count "
-        "S <= --max-stages, minimizing L. Exit 0 optimal, 1 no schedule within the bounds, "
-        "2 bad input, 3 a limit reached before the proof was complete.")
-    p.add_argument("model", help="model file (.json or .toml)")
-    p.add_argument("--backend", default="cpsat", help="solver backend, e.g. cpsat, cbc, highs, "
-                   "z3, cvc5, yices, sat:cadical195/totalizer (default: cpsat)")
-    p.add_argument("--encoding", default="compact", help="encoding of time: compact (default) "
-                   "or paper (the Twill paper's Figures 4-6)")
-    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) searched "
-                   "(default: derived from the graph, see `warpweave bounds`)")
-    p.add_argument("--time-limit", type=float, help="seconds for the whole search")
-    p.add_argument("--solve-limit", type=float, help="seconds for each solver call")
-    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
-                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
-                   "search")
-    p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
-                   help="leave a constraint out (repeatable), e.g. --without concurrency")
-    p.add_argument("--tie-break", action="append", default=[], metavar="WHAT",
-                   help="among optimal (I, L): groups | cross_edges | register_peak "
-                   "(repeatable, applied in order)")
-    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
-                   "variable-latency ops without incoming data edges (paper section 5.3)")
-    p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
+        "S <= --max-stages, minimizing L; verify the answer (in raw cycles when costs were "
+        "normalized). TARGET is a model file or a library kernel (`warpweave kernels`) with "
+        "--machine and key=value parameters. Exit 0 optimal, 1 no schedule within the bounds, "
+        "2 bad input, 3 a limit reached before the proof was complete (or a raw-cycle "
+        "violation after normalization).")
+    _target_arguments(p)
+    _solve_arguments(p)
     p.add_argument("--json", action="store_true", help="print the schedule format (DESIGN 5) "
                    "with optimal, lower_bound, proof, stages, buffers, ...")
     p.add_argument("--out", help="also write the JSON report to this file")
+    p.add_argument("--save-model", metavar="FILE", help="write the model solved (e.g. a built "
+                   "kernel) to FILE, for `warpweave verify`")
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser("emit", help="pipelined code from a schedule: pseudocode, IR, CUDA C++",
@@ -647,8 +650,10 @@ def build_parser() -> argparse.ArgumentParser:
                        "them: the Q table and pseudocode (pseudo), the warp-program IR as text "
                        "and JSON (ir), a CUDA C++ kernel skeleton with hooks (cuda; compiled "
                        "with nvcc when present, reporting ptxas registers and spills).")
-    p.add_argument("model", help="model file (.json or .toml)")
-    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    _target_arguments(p)
+    p.add_argument("--schedule", help="schedule file (.json or .toml); without it the target "
+                   "is solved with the solve options below")
+    _solve_arguments(p)
     p.add_argument("--target", choices=("pseudo", "ir", "cuda", "all"), default="all")
     p.add_argument("--out", required=True, help="output directory")
     p.add_argument("--arch", choices=("sm_90a", "sm_100a"),
@@ -661,12 +666,13 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Simulate the warp programs of a valid schedule: deadlock, "
                        "ring-slot races and wrong-iteration reads are reported, and the "
                        "steady-state rate is compared with 1/I. Exit 0 clean, 1 otherwise.")
-    p.add_argument("model", help="model file (.json or .toml)")
-    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    _target_arguments(p)
+    p.add_argument("--schedule", help="schedule file (.json or .toml); without it the target "
+                   "is solved with the solve options below")
+    _solve_arguments(p)
     p.add_argument("--iterations", type=int, default=64, help="loop iterations (default 64)")
     p.add_argument("--jitter", type=float, default=0.0,
                    help="randomize variable-latency ops by up to +-PCT percent")
-    p.add_argument("--seed", type=int, default=0, help="random seed for --jitter")
     p.add_argument("--pace", choices=("schedule", "greedy"), default="schedule",
                    help="issue ops at their scheduled cycle (default) or as soon as possible")
     p.add_argument("--json", action="store_true", help="print JSON")
@@ -675,8 +681,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("draw", help="pictures: Q timeline (SVG/PNG), dependence graph (DOT/SVG)",
                        description="Write timeline.svg (and timeline.png with matplotlib), "
                        "graph.dot and graph.svg (graphviz dot if on PATH, else built in).")
-    p.add_argument("model", help="model file (.json or .toml)")
-    p.add_argument("--schedule", help="schedule file (.json or .toml)")
+    _target_arguments(p)
+    p.add_argument("--schedule", help="schedule file (.json or .toml); without it the target "
+                   "is solved with the solve options below")
+    _solve_arguments(p)
     p.add_argument("--out", required=True, help="output directory")
     p.set_defaults(func=cmd_draw)
 

@@ -29,7 +29,7 @@ import attrs
 
 from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model, Op
-from warpweave.core.registry import BACKENDS
+from warpweave.core.registry import backend
 from warpweave.core.schedule import Schedule
 from warpweave.core.validate import check_model
 from warpweave.encodings.ir import IntVar, Problem, Var
@@ -104,11 +104,11 @@ def normalization_problem(costs: Iterable[int], U: int) -> tuple[Problem, list[I
 
 def normalize(model: Model, U: int, solve: Solve | None = None) -> Normalized:
     """Normalize `model`'s costs with bound U, solving the ILP with `solve` (default: the
-    backend registered as `mip`)."""
+    registered backend `cbc`)."""
     uses = cost_uses(model)
     costs = sorted(uses)
     problem, scaled, F = normalization_problem(costs, U)
-    values = (solve or registry_solver("mip"))(problem)
+    values = (solve or registry_solver())(problem)
     if values is None:
         raise InputError("the cost-normalization ILP has no solution", ("U",), U)
     mapping = {c: int(values[x]) for c, x in zip(costs, scaled, strict=True)}
@@ -124,6 +124,30 @@ def normalize(model: Model, U: int, solve: Solve | None = None) -> Normalized:
                    for what, raw, norm in _pairs(model, normalized) if raw > scale * norm)
     return Normalized(model, normalized, mapping, scale, U, int(values[F]), tuple(warnings),
                       unsafe)
+
+
+def by_unit(model: Model, unit: int) -> Normalized:
+    """Normalize by rounding every cost up to whole units of `unit` cycles: C' = ceil(C / unit).
+
+    Conservative by construction (unit x C' >= C for every cost, none becomes 0), so every valid
+    normalized schedule denormalizes to a valid raw one; the price is up to one unit of slack
+    per cost.  Unlike the ILP, the resolution is chosen directly.
+    """
+    if unit < 1:
+        raise InputError("the normalization unit must be >= 1 cycle", ("unit",), unit)
+    uses = cost_uses(model)
+    mapping = {c: -(-c // unit) for c in uses}
+    ops = [_normal_op(op, mapping, unit) for op in model.ops]
+    cycles = {op.name: op.cycles for op in ops}
+    edges = [_normal_edge(e, model, mapping, cycles) for e in model.edges]
+    normalized = check_model(attrs.evolve(model, ops=ops, edges=edges))
+    F = max((abs(a * mapping[b] - b * mapping[a]) for a in mapping for b in mapping), default=0)
+    return Normalized(model, normalized, mapping, unit, sum(mapping.values()), F, ())
+
+
+def auto_unit(model: Model, lower_bound: int, resolution: int = 64) -> int:
+    """The unit that leaves about `resolution` units in the lower bound on I (1: no scaling)."""
+    return max(1, lower_bound // resolution)
 
 
 def _pairs(raw: Model, normalized: Model) -> Iterable[tuple[str, int, int]]:
@@ -154,14 +178,10 @@ def _normal_edge(e: Edge, model: Model, mapping: Mapping[int, int],
     return attrs.evolve(e, delay=mapping[e.delay] if e.delay else 0)
 
 
-def registry_solver(spec: str = "mip") -> Solve:
+def registry_solver(spec: str = "cbc") -> Solve:
     """A `solve` callable backed by the backend registered as `spec` (`family[:options]`)."""
-    family, _, options = spec.partition(":")
-    entry = BACKENDS.get(family)
-
     def solve(problem: Problem) -> Mapping[Var, int] | None:
-        backend = entry(options or None) if isinstance(entry, type) else entry
-        result = backend.solve(problem)
+        result = backend(spec).solve(problem)
         return result.values if result.status.has_solution else None
 
     return solve
