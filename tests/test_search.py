@@ -35,8 +35,8 @@ def test_figure_1_is_optimal_at_2_everywhere(fa_model, backend, encoding):
     assert (out.schedule.I, out.schedule.L) == (2, 4)
     assert verify(fa_model, out.schedule) == []
     # The proof: at I = 2 one stage is too short (by the longest path), two stages work.
-    assert [(a.I, a.S, a.status) for a in out.attempts] == [(2, 1, "infeasible"),
-                                                           (2, 2, "optimal")]
+    assert [(a.I, a.S, a.status) for a in out.attempts if a.phase == "joint"] == \
+        [(2, 1, "infeasible"), (2, 2, "optimal")]
 
 
 def test_feasibility_is_not_monotone_in_i():
@@ -44,8 +44,9 @@ def test_feasibility_is_not_monotone_in_i():
     m = model([{"name": "X", "cycles": 3, "rrt": [{"tc": 1}, {}, {"tc": 1}]}])
     out = search(m, backend="sat")
     assert out.bounds.lower == 2 and out.schedule.I == 3 and out.optimal
-    assert {a.S for a in out.attempts if a.I == 2 and a.status == "infeasible"} == \
-        set(range(1, out.max_stages + 1))
+    # I = 2 falls to the relaxation (capacity alone), for every stage count at once.
+    [proof] = [a for a in out.attempts if a.I == 2]
+    assert (proof.phase, proof.status, proof.S) == ("relaxation", "infeasible", out.max_stages)
 
 
 def test_no_schedule_within_the_bounds_is_proven():
@@ -56,7 +57,8 @@ def test_no_schedule_within_the_bounds_is_proven():
     out = search(m, backend="sat")
     assert out.status == "infeasible" and out.schedule is None
     assert out.lower_bound == out.bounds.i_upper + 1
-    assert all(a.status == "infeasible" for a in out.attempts)
+    assert [(a.phase, a.status) for a in out.attempts] == [
+        ("relaxation", "feasible")] + [("joint", "infeasible")] * out.max_stages
 
 
 def spill_model():
@@ -72,7 +74,7 @@ def test_algorithm_1_can_miss_the_optimum():
     m = spill_model()
     full = search(m, backend="sat")
     paper = search(m, backend="sat", paper=True)
-    assert (full.schedule.I, full.schedule.L) == (3, 7) and full.optimal
+    assert (full.schedule.I, full.schedule.L) == (2, 7) and full.optimal
     assert paper.schedule.I == 7 and not paper.optimal
     assert any(a.phase == "modulo" for a in paper.attempts)
 
@@ -132,7 +134,8 @@ def test_solve_json_is_accepted_by_verify_and_the_independent_checker(tmp_path, 
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())
     assert printed["I"] == 2 and printed["optimal"] is True and printed["lower_bound"] == 2
-    assert printed["proof"][0]["status"] == "infeasible"
+    assert [(a["phase"], a["S"], a["status"]) for a in printed["proof"]] == [
+        ("relaxation", 4, "feasible"), ("joint", 1, "infeasible"), ("joint", 2, "optimal")]
     assert main(["verify", path, str(out)]) == 0
     assert broken_rules(read_document(path), printed) == set()
 

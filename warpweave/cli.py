@@ -7,8 +7,7 @@ import argparse
 import json
 import sys
 from collections.abc import Callable
-
-import attrs
+from pathlib import Path
 
 from warpweave import __version__
 from warpweave.core.bounds import bounds
@@ -16,16 +15,20 @@ from warpweave.core.errors import InputError
 from warpweave.core.formats import (
     dumps,
     load_model,
+    model_to_dict,
     read_document,
     schedule_from_dict,
     schedule_to_dict,
+    write_document,
 )
 from warpweave.core.heuristic import HeuristicResult, heuristic_schedule
 from warpweave.core.model import Model
-from warpweave.core.schedule import Schedule, ring_depths, straight_line
-from warpweave.core.search import Attempt, Outcome, constraint_set, search
+from warpweave.core.registry import BACKENDS, KERNELS, MACHINES, backend, backend_specs
+from warpweave.core.schedule import Schedule, straight_line
+from warpweave.core.search import Attempt
 from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import RULES, verify
+from warpweave.pipeline import DEFAULT_BACKEND, Options, load_target, report, run_solve
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
 
@@ -94,6 +97,19 @@ def cmd_bounds(args) -> int:
     return EXIT_OK
 
 
+def _reservation_runs(op) -> str:
+    """A reservation table as runs of equal rows: `+0..95 TMA:1; +96 ...` (empty rows skipped)."""
+    runs: list[list] = []  # [first cycle, last cycle, row]
+    for c, row in enumerate(op.rrt):
+        if runs and runs[-1][2] == row and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c, row])
+    return "; ".join(f"+{a}" + (f"..{b}" if b > a else "") + " "
+                     + ", ".join(f"{u}:{n}" for u, n in row)
+                     for a, b, row in runs if row) or "-"
+
+
 def describe_model(model: Model) -> str:
     """A readable summary: machine, ops with their resources, edges."""
     m = model.machine
@@ -110,7 +126,7 @@ def describe_model(model: Model) -> str:
     for op in model.ops:
         uniform = op.uniform_use()
         if uniform is None:
-            uses = "; ".join(f"+{c} {u}:{n}" for c, u, n in op.usage())
+            uses = _reservation_runs(op)
         else:
             uses = ", ".join(f"{u}:{n}" for u, n in uniform.items()) or "-"
         notes = [k for k, on in (("variable-latency", op.variable_latency),
@@ -136,6 +152,66 @@ def cmd_show(args) -> int:
     return EXIT_OK
 
 
+def _loaded(registry) -> dict:
+    """Every entry of a registry that loads; failures are reported on stderr, not fatal."""
+    loaded = registry.load_all()
+    for name, why in registry.failures.items():
+        print(f"warpweave: warning: {registry.kind} {name} not loaded: {why}", file=sys.stderr)
+    return loaded
+
+
+def cmd_kernels(args) -> int:
+    kernels = {n: k for n, k in _loaded(KERNELS).items() if hasattr(k, "to_dict")}
+    if args.json:
+        _print_json([k.to_dict() for k in kernels.values()])
+        return EXIT_OK
+    for name, k in kernels.items():
+        print(f"{name}: {k.description}")
+        print(f"  machines: {', '.join(k.machines) or 'its own toy machine'}")
+        if k.follows:
+            print(f"  follows:  {k.follows}")
+        rows = [[p.name, p.type.__name__, str(p.default), p.help] for p in k.all_params]
+        if rows:
+            print(_table(rows, indent="    "))
+    return EXIT_OK
+
+
+def cmd_machines(args) -> int:
+    machines = {n: m for n, m in _loaded(MACHINES).items() if hasattr(m, "to_dict")}
+    if args.json:
+        _print_json([m.to_dict() for m in machines.values()])
+        return EXIT_OK
+    for name, m in machines.items():
+        d = m.to_dict()
+        print(f"{name} ({d['arch']}): {d['description']}")
+        print("  units:    " + ", ".join(f"{u} x{x['capacity']}" for u, x in d["units"].items()))
+        print("  memories: " + ", ".join(f"{k} {x['capacity']} {x['unit']}"
+                                         for k, x in d["memories"].items()))
+        print("  groups:   " + ", ".join(
+            f"{g['name']} ({g['warps']} warp{'s' * (g['warps'] != 1)}, {g['reg_limit']} regs"
+            + (", variable latency" if g["name"] == d["variable_latency_group"] else "") + ")"
+            for g in d["warp_groups"]) + f" = {d['registers_used']} registers")
+        rows = [[f, str(round(x["value"], 4)), x["unit"],
+                 x["source"] + (" (estimate)" if x["estimate"] else "")]
+                for f, x in d["figures"].items()]
+        print("  figures:")
+        print(_table(rows, indent="    "))
+    return EXIT_OK
+
+
+def cmd_build(args) -> int:
+    from warpweave.kernels import kernel_spec, parse_params
+    spec = kernel_spec(args.kernel)
+    model = spec.build(args.machine, **parse_params(spec, args.params))
+    if args.output:
+        write_document(model_to_dict(model), args.output)
+        print(f"wrote {args.output}: {model.name} on {model.machine.name}, {len(model.ops)} ops, "
+              f"{len(model.edges)} edges")
+    else:
+        print(describe_model(model))
+    return EXIT_OK
+
+
 def _progress(a: Attempt) -> None:
     """One line per question the search answers, on a terminal only."""
     if sys.stderr.isatty():
@@ -144,58 +220,23 @@ def _progress(a: Attempt) -> None:
               f"({a.seconds:.2f} s)", file=sys.stderr)
 
 
-def solve_report(outcome: Outcome, streaming) -> dict:
-    """The schedule format of DESIGN section 5 with the search's extra fields."""
-    s = outcome.schedule
-    extra = {"optimal": outcome.optimal, "status": outcome.status,
-             "lower_bound": outcome.lower_bound, "proof": outcome.proof(),
-             "backend": outcome.backend, "encoding": outcome.encoding,
-             "seconds": round(outcome.seconds, 3), "constraints": list(outcome.constraints),
-             "notes": list(outcome.notes)}
-    if streaming:
-        extra["streaming"] = [x.to_dict(s.I if s else outcome.lower_bound) for x in streaming]
-    if s is None:
-        return {"format": "warpweave.schedule/1", "model": outcome.model.name, "I": None,
-                **extra}
-    extra["stages"] = s.stages
-    extra["buffers"] = ring_depths(outcome.model, s)
-    return schedule_to_dict(s, **extra)
+def _buffers(run) -> dict[str, int]:
+    """Ring depth per value, as the code generator allocates them (raw schedule)."""
+    return _ring_depths(run.raw, run.schedule, run.streaming)
 
 
-def describe_outcome(outcome: Outcome, streaming) -> str:
-    """The readable report of a solve."""
-    b, s, m = outcome.bounds, outcome.schedule, outcome.model
-    why = f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "") + \
-        f", RecMII {b.rec_mii}"
-    lines = [f"{m.name}: {outcome.status}"]
-    if s is not None:
-        proof = "proven optimal" if outcome.optimal else \
-            f"not proven optimal: no I < {outcome.lower_bound} is feasible"
-        lines.append(f"  I = {s.I} ({proof}; lower bound {b.lower}: {why})")
-        lines.append(f"  L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}")
-    elif outcome.status == "infeasible":
-        lines.append(f"  no schedule with I <= {b.i_upper} (beyond which a larger I cannot "
-                     f"help) and at most {outcome.max_stages} stages")
-    else:
-        lines.append(f"  no schedule found; no I < {outcome.lower_bound} is feasible")
-    lines.append(f"  backend {outcome.backend}, encoding {outcome.encoding}, "
-                 f"{outcome.seconds:.2f} s, {len(outcome.attempts)} solver calls")
-    for note in outcome.notes:
-        lines.append(f"  note: {note}")
-    lines.extend(_schedule_lines(m, s, streaming, outcome.lower_bound))
-    infeasible = [a for a in outcome.attempts if a.status == "infeasible"]
-    if infeasible:
-        cases = ", ".join(f"I={a.I} S={a.S}" for a in infeasible[:12])
-        more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
-        lines.append(f"  proof: infeasible {cases}{more}")
-    return "\n".join(lines)
+def _ring_depths(model: Model, schedule: Schedule, streaming) -> dict[str, int]:
+    from warpweave.codegen.buffers import plan
+    ahead = {x.op: x.depth(schedule.I) for x in streaming}
+    return {name: b.depth for name, b in plan(model, schedule,
+                                              run_ahead=ahead).buffers.items()}
 
 
-def _schedule_lines(m: Model, s: Schedule | None, streaming, lower_bound: int) -> list[str]:
+def _schedule_lines(m: Model, s: Schedule | None, streaming, at: int,
+                    depths: dict[str, int]) -> list[str]:
     """The table of start times, stages, groups and buffers, and the streaming ops."""
     lines = []
     if s is not None:
-        depths = ring_depths(m, s)
         rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
         for op in m.ops:
             rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),
@@ -203,56 +244,77 @@ def _schedule_lines(m: Model, s: Schedule | None, streaming, lower_bound: int) -
         lines.append(_table(rows))
     for x in streaming:
         lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
-                     f"{x.depth(s.I if s else lower_bound)} iteration(s) ahead")
+                     f"{x.depth(at)} iteration(s) ahead")
     return lines
 
 
-def _emit(args, report: dict, describe: Callable[[], str]) -> None:
-    """The JSON report to --out if given; printed with --json, else the readable description."""
-    if args.out:
-        with open(args.out, "w") as f:
-            f.write(dumps(report))
-    if args.json:
-        print(dumps(report), end="")
+def describe_run(run) -> str:
+    """The readable report of a solve."""
+    o, s, m = run.outcome, run.schedule, run.raw
+    b = o.bounds
+    n = run.normalized
+    unit = f" units of {n.scale} cycles" if n else ""
+    why = f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "") + \
+        f", RecMII {b.rec_mii}"
+    lines = [f"{m.name}: {o.status}"]
+    if n:
+        lines.append(f"  costs normalized: 1 unit = {n.scale} cycles ({'; '.join(n.warnings)})"
+                     if n.warnings else f"  costs normalized: 1 unit = {n.scale} cycles")
+    if s is not None:
+        proof = ("proven optimal" + (" in units" if n else "")) if o.optimal else \
+            f"not proven optimal: no I < {o.lower_bound}{unit} is feasible"
+        if n:
+            lines.append(f"  I = {s.I} cycles = {o.schedule.I}{unit} ({proof}; lower bound "
+                         f"{b.lower}{unit}: {why})")
+        else:
+            lines.append(f"  I = {s.I} ({proof}; lower bound {b.lower}: {why})")
+        lines.append(f"  L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}")
+    elif o.status == "infeasible":
+        lines.append(f"  no schedule with I <= {b.i_upper}{unit} (beyond which a larger I cannot "
+                     f"help) and at most {o.max_stages} stages")
     else:
-        print(describe())
+        lines.append(f"  no schedule found; no I < {o.lower_bound}{unit} is feasible")
+    lines.append(f"  backend {o.backend}, encoding {o.encoding}, {o.seconds:.2f} s, "
+                 f"{len(o.attempts)} solver calls")
+    for note in o.notes + ((run.comparison,) if run.comparison else ()):
+        lines.append(f"  note: {note}")
+    for v in run.raw_violations:
+        lines.append(f"  RAW-CYCLE VIOLATION (normalization hid it): {v}")
+    lines.extend(_schedule_lines(m, s, run.streaming, s.I if s else o.lower_bound,
+                                 _buffers(run) if s is not None else {}))
+    infeasible = [a for a in o.attempts if a.status == "infeasible"]
+    if infeasible:
+        cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"
+                                          else f"S={a.S}") for a in infeasible[:12])
+        more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
+        lines.append(f"  proof: infeasible {cases}{more}")
+    return "\n".join(lines)
+
+
+def solve_options(args) -> Options:
+    return Options(backend=args.backend, encoding=args.encoding, without=tuple(args.without),
+                   max_stages=args.max_stages, time_limit=args.time_limit,
+                   solve_limit=args.solve_limit, paper_search=args.paper_search,
+                   tie_breakers=tuple(args.tie_break), seed=args.seed,
+                   streaming=not args.no_streaming, normalize=args.normalize)
 
 
 def cmd_solve(args) -> int:
-    model = load_model(args.model)
-    streaming = []
-    if not args.no_streaming:
-        model, streaming = apply_streaming(model)
-    cons = constraint_set(without=args.without)
-    outcome = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
-                     max_stages=args.max_stages, time_limit=args.time_limit,
-                     solve_limit=args.solve_limit, paper=args.paper_search,
-                     tie_breakers=args.tie_break, seed=args.seed, progress=_progress)
-    if args.paper_search and outcome.schedule is not None:
-        full = search(model, backend=args.backend, encoding=args.encoding, constraints=cons,
-                      max_stages=args.max_stages, time_limit=args.time_limit,
-                      solve_limit=args.solve_limit, seed=args.seed, progress=_progress)
-        outcome = _compare(outcome, full)
-    _emit(args, solve_report(outcome, streaming), lambda: describe_outcome(outcome, streaming))
-    if outcome.status == "optimal" or (args.paper_search and outcome.schedule is not None):
-        return EXIT_OK
-    return EXIT_NO if outcome.status == "infeasible" else EXIT_LIMIT
-
-
-def _compare(paper: Outcome, full: Outcome) -> Outcome:
-    """Algorithm 1's answer with a note on how the full search's answer differs."""
-    a, b = paper.schedule, full.schedule
-    if b is None:
-        note = f"the full search found no schedule ({full.status})"
-    elif (a.I, a.L) == (b.I, b.L):
-        note = f"the full search agrees: I={b.I}, L={b.L} ({full.status})"
+    model = load_target(args.model, args.machine, args.params)
+    if args.save_model:
+        write_document(model_to_dict(model), args.save_model)
+    run = run_solve(model, solve_options(args), progress=_progress)
+    doc = report(run, _buffers(run) if run.schedule is not None else None)
+    if args.out:
+        write_document(doc, args.out)
+    if args.json:
+        print(dumps(doc), end="")
     else:
-        note = f"the full search differs: I={b.I}, L={b.L} ({full.status}) vs Algorithm 1's " \
-               f"I={a.I}, L={a.L}"
-    return attrs.evolve(paper, notes=paper.notes + (note,))
+        print(describe_run(run))
+    return run.exit_status
 
 
-def heuristic_report(result: HeuristicResult, streaming) -> dict:
+def heuristic_report(result: HeuristicResult, streaming, buffers: dict[str, int] | None) -> dict:
     """The schedule format of DESIGN section 5, marked as a heuristic answer (never optimal)."""
     s = result.schedule
     extra = {"optimal": False, "status": "feasible" if s else "unknown",
@@ -267,11 +329,12 @@ def heuristic_report(result: HeuristicResult, streaming) -> dict:
     if s is None:
         return {"format": "warpweave.schedule/1", "model": result.model.name, "I": None, **extra}
     extra["stages"] = s.stages
-    extra["buffers"] = ring_depths(result.model, s)
+    if buffers is not None:
+        extra["buffers"] = buffers
     return schedule_to_dict(s, **extra)
 
 
-def describe_heuristic(result: HeuristicResult, streaming) -> str:
+def describe_heuristic(result: HeuristicResult, streaming, buffers: dict[str, int]) -> str:
     """The readable report of a heuristic run: no optimality claim, only max(ResMII, RecMII)."""
     b, s, m, low = result.bounds, result.schedule, result.model, result.lower_bound
     lines = [f"{m.name}: {'feasible' if s else 'no schedule found'} (heuristic: iterative "
@@ -289,35 +352,335 @@ def describe_heuristic(result: HeuristicResult, streaming) -> str:
     else:
         lines.append(f"  {result.why}")
         lines.append(f"  lower bound {low} = {why}; a heuristic failure proves nothing")
-    tried = result.tried
+    tried, n = result.tried, len(result.trials)
     span = f"I = {tried[0]}..{tried[-1]}" if len(tried) > 1 else \
         (f"I = {tried[0]}" if tried else "nothing")
-    n = len(result.trials)
     lines.append(f"  tried {span}: {n} attempt{'s' * (n != 1)}, {result.steps} scheduling "
-                 f"steps, {result.seconds:.3f} s; verified against: {', '.join(result.rules)}")
-    lines.extend(_schedule_lines(m, s, streaming, low))
+                 f"steps, {result.seconds:.3f} s")
+    lines.append(f"  verified against: {', '.join(result.rules)}")
+    lines.extend(_schedule_lines(m, s, streaming, s.I if s else low, buffers))
     return "\n".join(lines)
 
 
 def cmd_heuristic(args) -> int:
-    model = load_model(args.model)
+    model = load_target(args.model, args.machine, args.params)
     streaming = []
     if not args.no_streaming:
         model, streaming = apply_streaming(model)
-    rules = [r for r in RULES if r not in set(args.without)]
     for name in args.without:
         if name not in RULES:
             raise InputError(f"unknown rule (known: {', '.join(RULES)})", ("--without",), name)
-    result = heuristic_schedule(model, max_stages=args.max_stages, rules=rules,
-                                budget=args.budget, seed=args.seed)
-    _emit(args, heuristic_report(result, streaming),
-          lambda: describe_heuristic(result, streaming))
-    return EXIT_OK if result.schedule is not None else EXIT_NO
+    result = heuristic_schedule(model, max_stages=args.max_stages,
+                                rules=[r for r in RULES if r not in set(args.without)],
+                                budget=args.budget, seed=args.seed, time_limit=args.time_limit)
+    s = result.schedule
+    buffers = _ring_depths(model, s, streaming) if s is not None else None
+    doc = heuristic_report(result, streaming, buffers)
+    if args.out:
+        write_document(doc, args.out)
+    if args.json:
+        print(dumps(doc), end="")
+    else:
+        print(describe_heuristic(result, streaming, buffers or {}))
+    return EXIT_OK if s is not None else EXIT_NO
+
+
+def cmd_import(args) -> int:
+    from warpweave.importers import import_model
+    from warpweave.importers.meta_b200 import parse_groups
+
+    model = import_model(
+        args.file, args.source, loop=args.loop, rm=args.rm, reg_limit=args.reg_limit,
+        groups=parse_groups(args.groups) if args.groups is not None else None,
+        async_units=[u for u in args.async_units.split(",") if u]
+        if args.async_units is not None else None)
+    doc = model_to_dict(model)
+    if args.out:
+        write_document(doc, args.out)
+        print(f"wrote {args.out}: model {model.name}, {len(model.ops)} ops, "
+              f"{len(model.edges)} edges", file=sys.stderr)
+    else:
+        print(dumps(doc), end="")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Backends
+
+
+def backend_rows() -> list[dict]:
+    """One row per backend variant: spec, availability (and why not), version, capabilities."""
+    rows = []
+    for family in BACKENDS.names():
+        try:
+            cls = BACKENDS.get(family)
+        except InputError:
+            rows.append({"spec": family, "available": False,
+                         "reason": BACKENDS.failures.get(family, "failed to load"),
+                         "version": None, "capabilities": []})
+            continue
+        reason = cls.unavailable()
+        if reason is not None:
+            rows.append({"spec": family, "available": False, "reason": reason, "version": None,
+                         "capabilities": sorted(cls.capabilities)})
+            continue
+        for spec in [s for s in backend_specs() if s.partition(":")[0] == family]:
+            b = backend(spec)
+            rows.append({"spec": b.spec, "available": True, "reason": None,
+                         "version": b.version(), "capabilities": sorted(b.capabilities)})
+    return rows
+
+
+def cmd_backends(args) -> int:
+    rows = backend_rows()
+    choices = {}
+    for family, cls in BACKENDS.load_all().items():
+        if hasattr(cls, "choices") and cls.unavailable() is None:
+            choices[family] = cls.choices()
+    if args.json:
+        _print_json({"backends": rows, "options": choices})
+        return EXIT_OK
+    table = [["spec", "available", "version", "capabilities"]]
+    for r in rows:
+        table.append([r["spec"], "yes" if r["available"] else f"no: {r['reason']}",
+                      r["version"] or "-", " ".join(r["capabilities"])])
+    print("backends:")
+    print(_table(table))
+    for family, c in choices.items():
+        print(f"\n{family} options: {c['syntax']} (defaults: {', '.join(c['defaults'])})")
+        if "solvers" in c:
+            ok = [n for n, why in c["solvers"].items() if why is None]
+            print(f"  solvers: {', '.join(ok)}")
+            for n, why in c["solvers"].items():
+                if why is not None:
+                    print(f"  solver {n} unavailable: {why}")
+            print(f"  cardinality encodings: {', '.join(c['card'])}")
+            print(f"  PB encodings: {', '.join(c['pb'])}")
+    return EXIT_OK
+
+
+def cmd_export(args) -> int:
+    from warpweave.backends.exports import export
+    from warpweave.encodings.ir import Problem
+
+    try:
+        problem = Problem.read(args.ir)
+    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+        raise InputError(f"not a readable IR file ({type(exc).__name__}: {exc})",
+                         file=args.ir) from None
+    card, _, pb = (args.encodings or "").partition("/")
+    try:
+        offset = export(problem, args.to, args.out, **{k: v for k, v in
+                                                        (("card", card), ("pb", pb)) if v})
+    except ValueError as exc:
+        raise InputError(str(exc), value=args.encodings) from None
+    summary = problem.summary()
+    note = f", objective = file objective + {offset}" if offset else ""
+    print(f"wrote {args.out} ({args.to}): {summary['bools']} Booleans, {summary['ints']} "
+          f"integers, {sum(summary['constraints'].values())} constraints{note}")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# From schedule to program (warpweave.codegen)
+
+
+def _schedule_for(args) -> tuple[Model, Schedule, dict[str, int]]:
+    """The schedule the codegen commands work on: from --schedule, or solved with the solve
+    options.  Returns the model it is for (streaming ops at zero latency if it was solved so),
+    the schedule, and how many iterations each streaming op must run ahead."""
+    model = load_target(args.model, args.machine, args.params)
+    if not args.schedule:
+        run = run_solve(model, solve_options(args), progress=_progress)
+        if run.schedule is None or run.raw_violations:
+            raise InputError(f"the search found no verified schedule ({run.outcome.status}); "
+                             "give --schedule or other solve options", value=args.model)
+        return run.raw, run.schedule, {x.op: x.depth(run.schedule.I) for x in run.streaming}
+    doc = read_document(args.schedule)
+    run_ahead: dict[str, int] = {}
+    if doc.get("streaming"):
+        model, changed = apply_streaming(model)
+        run_ahead = {c.op: c.depth(doc.get("I", 1)) for c in changed}
+    try:
+        return model, schedule_from_dict(doc, model), run_ahead
+    except InputError as exc:
+        raise exc.with_file(args.schedule) from None
+
+
+def _valid_schedule(args) -> tuple[Model, Schedule, dict[str, int]] | None:
+    """Model, schedule and run-ahead depths, or None after printing the violations (codegen
+    needs a valid schedule)."""
+    model, schedule, run_ahead = _schedule_for(args)
+    violations = verify(model, schedule)
+    if violations:
+        print(f"invalid schedule ({len(violations)} violations); codegen needs a valid one:",
+              file=sys.stderr)
+        for v in violations:
+            print(f"  {v}", file=sys.stderr)
+        return None
+    return model, schedule, run_ahead
+
+
+def _lowered(args):
+    """(model, schedule, warp program), or None when the schedule is invalid."""
+    from warpweave.codegen.lower import lower
+    got = _valid_schedule(args)
+    if got is None:
+        return None
+    model, schedule, run_ahead = got
+    return model, schedule, lower(model, schedule, run_ahead=run_ahead)
+
+
+def cmd_emit(args) -> int:
+    from warpweave.codegen import cuda, text
+    got = _lowered(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule, program = got
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    stem = model.name
+    targets = {"pseudo", "ir", "cuda"} if args.target == "all" else {args.target}
+    written = []
+    if "pseudo" in targets:
+        (out / f"{stem}.qtable.txt").write_text(text.q_table(model, schedule) + "\n")
+        (out / f"{stem}.pseudo.txt").write_text(text.pseudocode(model, program))
+        written += [f"{stem}.qtable.txt", f"{stem}.pseudo.txt"]
+    if "ir" in targets:
+        (out / f"{stem}.ir.txt").write_text(text.ir_text(program))
+        (out / f"{stem}.ir.json").write_text(text.ir_json(program) + "\n")
+        written += [f"{stem}.ir.txt", f"{stem}.ir.json"]
+    status = EXIT_OK
+    report = None
+    if "cuda" in targets:
+        src = cuda.emit_cuda(model, program, args.arch)
+        cu = cuda.write_cuda(src, out, stem)
+        written += [cu.name, src.hooks_name]
+        if not args.no_compile:
+            if cuda.nvcc_path() is None:
+                report = "nvcc not found: not compiled"
+            else:
+                res = cuda.compile_cuda(cu, src.arch)
+                if not res.ok:
+                    print(res.output, file=sys.stderr)
+                    status = EXIT_NO
+                report = _ptxas_lines(res, src)
+    print(f"{model.name}: I={schedule.I}, L={schedule.L}, {program.S} stages; wrote "
+          f"{', '.join(written)} to {out}")
+    for b in program.plan.buffers.values():
+        print(f"  buffer {b.value}: {b.depth} slot{'s' * (b.depth != 1)} ({b.reason})")
+    for name, ch in program.plan.channels.items():
+        print(f"  channel {name}: {ch.group} -> {', '.join(ch.consumers) or '(own group)'}, "
+              f"{ch.depth} slot{'s' * (ch.depth != 1)}, {ch.lowering}")
+    for note in program.notes:
+        print(f"  note: {note}")
+    if report:
+        print(report)
+    return status
+
+
+def _ptxas_lines(res, src) -> str:
+    lines = [f"  nvcc -arch={src.arch}: {'ok' if res.ok else 'FAILED'}"]
+    for k in res.kernels:
+        lines.append(f"  ptxas {k.target} {k.kernel}: {k.registers} registers/thread, "
+                     f"{k.spill_stores} B spill stores, {k.spill_loads} B spill loads, "
+                     f"{k.stack_frame} B stack, {k.smem} B smem")
+    lines.append(f"  setmaxnreg per warp group: {list(src.layout.hw_regs)} "
+                 f"(entry {src.layout.entry_regs}, {src.layout.threads} threads)")
+    return "\n".join(lines)
+
+
+def cmd_simulate(args) -> int:
+    from warpweave.codegen.simulate import simulate
+    got = _lowered(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule, program = got
+    if args.iterations < program.min_iterations:
+        raise InputError(f"must be >= {program.min_iterations} for this schedule",
+                         ("--iterations",), args.iterations)
+    if not 0 <= args.jitter < 100:
+        raise InputError("must be in [0, 100)", ("--jitter",), args.jitter)
+    res = simulate(model, schedule, program, args.iterations, args.jitter / 100, args.seed,
+                   args.pace)
+    if args.json:
+        _print_json({"model": model.name, "I": schedule.I, "iterations": res.iterations,
+                     "ok": res.ok, "deadlock": list(res.deadlock),
+                     "races": [str(r) for r in res.races],
+                     "rate": str(res.rate) if res.rate is not None else None,
+                     "target": str(res.target), "gap": res.gap(), "stalls": res.stalls,
+                     "late": res.late,
+                     "makespan": res.makespan})
+    else:
+        lat = f"jitter {args.jitter:g}% (seed {args.seed})" if args.jitter else "fixed latencies"
+        print(f"{model.name}: {res.iterations} iterations, {lat}, {args.pace} pacing, "
+              f"{res.makespan} cycles")
+        print(f"  deadlock: {'; '.join(res.deadlock) or 'none'}")
+        print(f"  races: {len(res.races)}")
+        if args.pace == "schedule":
+            print(f"  ops issued after their planned cycle: {res.late}")
+        for r in res.races[:10]:
+            print(f"    {r}")
+        rate = f"{res.rate} = {float(res.rate):.4f}" if res.rate is not None else "n/a"
+        print(f"  steady state: {rate} iterations/cycle; 1/I = {res.target}")
+        gap = res.gap()
+        print(f"  {'gap: ' + gap if gap else 'reaches 1/I'}")
+        for k, v in sorted(res.stalls.items(), key=lambda kv: -kv[1])[:6]:
+            print(f"    stall {k}: {v} cycles")
+    return EXIT_OK if res.ok else EXIT_NO
+
+
+def cmd_draw(args) -> int:
+    from warpweave.codegen.draw import draw_all
+    got = _valid_schedule(args)
+    if got is None:
+        return EXIT_NO
+    model, schedule, _ = got
+    made = draw_all(model, schedule, args.out)
+    for name, how in made.items():
+        print(f"{Path(args.out) / name}: {how}")
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------------------------------
 
 COMMANDS: dict[str, Callable] = {}
+
+
+def _target_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("model", metavar="TARGET", help="model file (.json or .toml) or kernel name")
+    p.add_argument("params", nargs="*", metavar="KEY=VALUE", help="kernel parameters")
+    p.add_argument("--machine", help="machine of a library kernel (default: its first)")
+
+
+def _solve_arguments(p: argparse.ArgumentParser) -> None:
+    """The options of the search (shared by solve and, instead of --schedule, by the codegen
+    commands)."""
+    p.add_argument("--backend", default=DEFAULT_BACKEND, help="solver backend: cpsat, cbc, "
+                   "highs, z3, cvc5, yices, sat[:SOLVER[/CARD[/PB]]] (see `warpweave "
+                   f"backends`; default {DEFAULT_BACKEND})")
+    p.add_argument("--encoding", default="compact", help="encoding of time: compact (default), "
+                   "paper (the Twill paper's Figures 4-6) or integer")
+    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) searched "
+                   "(default: derived from the graph, see `warpweave bounds`)")
+    p.add_argument("--time-limit", type=float, help="seconds for the whole search")
+    p.add_argument("--solve-limit", type=float, help="seconds for each solver call")
+    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
+                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
+                   "search")
+    p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
+                   help="leave a constraint out (repeatable), e.g. --without concurrency")
+    p.add_argument("--tie-break", action="append", default=[], metavar="WHAT",
+                   help="among optimal (I, L): groups | cross_edges | register_peak "
+                   "(repeatable, applied in order)")
+    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
+                   "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--normalize", default="auto", metavar="HOW", help="cost normalization: auto "
+                   "(default: when the lower bound on I exceeds 128 cycles, round costs up to "
+                   "units of lower/64 cycles), off, unit=K (round up to units of K cycles) or "
+                   "paper=U (the Twill paper's ILP with bound U)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the solver (and of the "
+                   "simulator's --jitter); default 0")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -352,40 +715,27 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "solve", help="find an optimal schedule and warp assignment, with a proof",
         description="Search I upward from max(ResMII, RecMII); at each I try every stage count "
-        "S <= --max-stages, minimizing L. Exit 0 optimal, 1 no schedule within the bounds, "
-        "2 bad input, 3 a limit reached before the proof was complete.")
-    p.add_argument("model", help="model file (.json or .toml)")
-    p.add_argument("--backend", default="cpsat", help="solver backend, e.g. cpsat, cbc, highs, "
-                   "z3, cvc5, yices, sat:cadical195/totalizer (default: cpsat)")
-    p.add_argument("--encoding", default="compact", help="encoding of time: compact (default) "
-                   "or paper (the Twill paper's Figures 4-6)")
-    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) searched "
-                   "(default: derived from the graph, see `warpweave bounds`)")
-    p.add_argument("--time-limit", type=float, help="seconds for the whole search")
-    p.add_argument("--solve-limit", type=float, help="seconds for each solver call")
-    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
-                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
-                   "search")
-    p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
-                   help="leave a constraint out (repeatable), e.g. --without concurrency")
-    p.add_argument("--tie-break", action="append", default=[], metavar="WHAT",
-                   help="among optimal (I, L): groups | cross_edges | register_peak "
-                   "(repeatable, applied in order)")
-    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
-                   "variable-latency ops without incoming data edges (paper section 5.3)")
-    p.add_argument("--seed", type=int, default=0, help="solver seed (default 0)")
+        "S <= --max-stages, minimizing L; verify the answer (in raw cycles when costs were "
+        "normalized). TARGET is a model file or a library kernel (`warpweave kernels`) with "
+        "--machine and key=value parameters. Exit 0 optimal, 1 no schedule within the bounds, "
+        "2 bad input, 3 a limit reached before the proof was complete (or a raw-cycle "
+        "violation after normalization).")
+    _target_arguments(p)
+    _solve_arguments(p)
     p.add_argument("--json", action="store_true", help="print the schedule format (DESIGN 5) "
                    "with optimal, lower_bound, proof, stages, buffers, ...")
     p.add_argument("--out", help="also write the JSON report to this file")
+    p.add_argument("--save-model", metavar="FILE", help="write the model solved (e.g. a built "
+                   "kernel) to FILE, for `warpweave verify`")
     p.set_defaults(func=cmd_solve)
 
     p = sub.add_parser(
         "heuristic", help="a fast schedule by iterative modulo scheduling (no optimality proof)",
         description="Rau's iterative modulo scheduling with a greedy warp-group assignment, "
-        "trying I upward from max(ResMII, RecMII); every schedule it prints is verified. A "
-        "heuristic: it claims no optimality, and failing is no proof of infeasibility. Exit 0 "
-        "schedule found, 1 none found, 2 bad input.")
-    p.add_argument("model", help="model file (.json or .toml)")
+        "trying I upward from max(ResMII, RecMII) in raw cycles; every schedule it prints is "
+        "verified. A heuristic: it claims no optimality, and failing is no proof of "
+        "infeasibility. Exit 0 schedule found, 1 none found, 2 bad input.")
+    _target_arguments(p)
     p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) "
                    "(default: as for solve, see `warpweave bounds`)")
     p.add_argument("--budget", type=int, default=6, help="scheduling steps per op for one "
@@ -394,18 +744,128 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave a rule out (repeatable), e.g. --without concurrency")
     p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
                    "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--time-limit", type=float, help="seconds, after which the I being tried "
+                   "is the last (the answer then depends on the machine's speed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the randomized attempts "
                    "(default 0; the result is deterministic for a seed)")
     p.add_argument("--json", action="store_true", help="print the schedule format (DESIGN 5) "
                    "with optimal: false, lower_bound, stages, buffers and the attempts")
     p.add_argument("--out", help="also write the JSON report to this file")
     p.set_defaults(func=cmd_heuristic)
+
+    p = sub.add_parser("emit", help="pipelined code from a schedule: pseudocode, IR, CUDA C++",
+                       description="Lower a valid schedule to per-warp-group programs and print "
+                       "them: the Q table and pseudocode (pseudo), the warp-program IR as text "
+                       "and JSON (ir), a CUDA C++ kernel skeleton with hooks (cuda; compiled "
+                       "with nvcc when present, reporting ptxas registers and spills).")
+    _target_arguments(p)
+    p.add_argument("--schedule", help="schedule file (.json or .toml); without it the target "
+                   "is solved with the solve options below")
+    _solve_arguments(p)
+    p.add_argument("--target", choices=("pseudo", "ir", "cuda", "all"), default="all")
+    p.add_argument("--out", required=True, help="output directory")
+    p.add_argument("--arch", choices=("sm_90a", "sm_100a"),
+                   help="CUDA target (default: sm_100a for Blackwell-like machine names, "
+                   "else sm_90a)")
+    p.add_argument("--no-compile", action="store_true", help="do not run nvcc")
+    p.set_defaults(func=cmd_emit)
+
+    p = sub.add_parser("simulate", help="run the warp programs in a discrete-event simulator",
+                       description="Simulate the warp programs of a valid schedule: deadlock, "
+                       "ring-slot races and wrong-iteration reads are reported, and the "
+                       "steady-state rate is compared with 1/I. Exit 0 clean, 1 otherwise.")
+    _target_arguments(p)
+    p.add_argument("--schedule", help="schedule file (.json or .toml); without it the target "
+                   "is solved with the solve options below")
+    _solve_arguments(p)
+    p.add_argument("--iterations", type=int, default=64, help="loop iterations (default 64)")
+    p.add_argument("--jitter", type=float, default=0.0,
+                   help="randomize variable-latency ops by up to +-PCT percent")
+    p.add_argument("--pace", choices=("schedule", "greedy"), default="schedule",
+                   help="issue ops at their scheduled cycle (default) or as soon as possible")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_simulate)
+
+    p = sub.add_parser("draw", help="pictures: Q timeline (SVG/PNG), dependence graph (DOT/SVG)",
+                       description="Write timeline.svg (and timeline.png with matplotlib), "
+                       "graph.dot and graph.svg (graphviz dot if on PATH, else built in).")
+    _target_arguments(p)
+    p.add_argument("--schedule", help="schedule file (.json or .toml); without it the target "
+                   "is solved with the solve options below")
+    _solve_arguments(p)
+    p.add_argument("--out", required=True, help="output directory")
+    p.set_defaults(func=cmd_draw)
+
+    p = sub.add_parser("import", help="convert an external dependence graph into a model file",
+                       description="Convert FILE (Meta's raw ddg-0.1 dump, Meta's curated-ddg-0.2 "
+                       "graph, or a HatScheT GraphML graph with its resource model) into the "
+                       "warpweave model format; docs/importers.md gives the field mapping.")
+    p.add_argument("file", help="the graph file")
+    p.add_argument("--from", dest="source", required=True,
+                   choices=["meta-ddg", "meta-curated", "hatschet"], help="the input format")
+    p.add_argument("--loop", type=int, help="Meta formats: the loop_id to import (default: the "
+                   "first inner loop)")
+    p.add_argument("--groups", help="Meta formats: warp-group sizes over the 32 warps, e.g. "
+                   "1,4x7,1x3 (the default); the first is the variable-latency group")
+    p.add_argument("--reg-limit", type=int, help="Meta formats: registers per thread of every "
+                   "group (default 255 = 8160 words per warp / 32)")
+    p.add_argument("--async-units", help="Meta formats: units whose ops hold their group's issue "
+                   "for one cycle only, e.g. TC,TMA (default: none, as in the paper)")
+    p.add_argument("--rm", help="HatScheT: the resource-model XML (default: <graph>_RM.xml or "
+                   "<graph>RM.xml beside the graph)")
+    p.add_argument("--out", help="write the model here (.json or .toml) instead of printing it")
+    p.set_defaults(func=cmd_import)
+    p = sub.add_parser("backends", help="list the solver backends, their variants and capabilities",
+                       description="List every registered backend (and the concrete variants "
+                       "worth testing: sat solvers x encodings, cpsat worker counts) with "
+                       "availability (and why not), solver version and capabilities.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_backends)
+
+    p = sub.add_parser("export", help="write an IR file as LP, MPS, SMT-LIB 2, CNF or WCNF",
+                       description="Translate a saved IR problem (warpweave.ir/1 JSON, what "
+                       "failing solves are saved as) to a standard format, to replay it with an "
+                       "external solver.")
+    p.add_argument("ir", help="IR file (.json)")
+    p.add_argument("--to", required=True, choices=["lp", "mps", "smt2", "cnf", "wcnf"],
+                   help="output format")
+    p.add_argument("--out", required=True, help="output file")
+    p.add_argument("--encodings", metavar="CARD/PB",
+                   help="cnf/wcnf: cardinality and PB encodings (default totalizer/best)")
+    p.set_defaults(func=cmd_export)
+    p = sub.add_parser("kernels", help="list the kernel library: parameters and machines",
+                       description="List every registered kernel builder with its machines and "
+                       "parameters (key, type, default, meaning).")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_kernels)
+
+    p = sub.add_parser("machines", help="list the machines: units, memories, groups, cost figures",
+                       description="List every registered machine: functional units, memories, the "
+                       "default warp-group inventory, and each cost figure with its source.")
+    p.add_argument("--json", action="store_true", help="print JSON")
+    p.set_defaults(func=cmd_machines)
+
+    p = sub.add_parser("build", help="build a library kernel into a model",
+                       description="Build KERNEL with the given key=value parameters; print its "
+                       "summary, or write the model file with -o.")
+    p.add_argument("kernel", help="kernel name (see `warpweave kernels`)")
+    p.add_argument("params", nargs="*", metavar="KEY=VALUE", help="kernel parameters")
+    p.add_argument("--machine", help="machine name (default: the kernel's first)")
+    p.add_argument("-o", "--output", help="write the model to this file (.json or .toml)")
+    p.set_defaults(func=cmd_build)
     return parser
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    # key=value kernel parameters may follow options (`build gemm --machine b200 k_steps=4`);
+    # argparse leaves such late positionals over, so they are collected here.
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        if hasattr(args, "params") and all("=" in x and not x.startswith("-") for x in extra):
+            args.params = [*args.params, *extra]
+        else:
+            parser.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return EXIT_INPUT

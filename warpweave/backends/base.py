@@ -97,6 +97,12 @@ class Backend:
         """Why this backend cannot run here (a missing package, ...), or None if it can."""
         return None
 
+    @classmethod
+    def variants(cls) -> list[str]:
+        """Option strings of the concrete variants worth testing and listing (empty: just the
+        family with no options)."""
+        return []
+
     def version(self) -> str:
         raise NotImplementedError
 

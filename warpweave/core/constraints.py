@@ -43,11 +43,14 @@ class VariableView(Protocol):
     def conj(self, lits: Sequence[Lit]) -> Lit: ...
     def disj(self, lits: Sequence[Lit]) -> Lit: ...
 
-    def require_gap(self, u: str, v: str, gap: int, unless: Sequence[Lit] = ()) -> None:
-        """M(v) - M(u) >= gap, unless one of `unless` is true."""
+    def require_gap(self, u: str, v: str, delay: int, distance: int = 0,
+                    unless: Sequence[Lit] = ()) -> None:
+        """M(v) + distance*I - M(u) >= delay, unless one of `unless` is true."""
 
-    def forbid_window(self, v: str, o: str, lo: int, hi: int, unless: Sequence[Lit] = ()) -> None:
-        """Not lo <= M(v) - M(o) < hi (v != o), unless one of `unless` is true."""
+    def forbid_overlap(self, v: str, o: str, k: int, occupancy: int,
+                       unless: Sequence[Lit] = ()) -> None:
+        """Copy i of v does not issue while copy i-k of o occupies its first `occupancy` cycles:
+        not 0 <= M(v) - M(o) + k*I < occupancy, unless one of `unless` is true."""
 
     def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
         """Reservations (op, row c, count) of one unit fit `capacity` in every modular slot."""
@@ -70,6 +73,10 @@ class Constraint:
     # variable-latency group) never changes whether the constraint holds: encodings may then
     # break that symmetry.  Built-ins are; a plugin must say so to allow it.
     group_symmetric: ClassVar[bool] = False
+    # True when the constraint does not look at Q's copies (only at start times, groups and L),
+    # and a longer L only relaxes it: infeasible at L = S*I then means infeasible for every
+    # shorter L too, which lets the search rule out a whole I with one solve.
+    q_free: ClassVar[bool] = False
 
     def check(self, model: Model, schedule: Schedule) -> list[Violation]:
         return RULES[self.name](model, schedule, straight_line(model, schedule))
@@ -93,29 +100,32 @@ class _Builtin(Constraint):
 class Dependence(_Builtin):
     """Rule 1: M(v) + delta*I >= M(u) + d for every edge."""
 
+    q_free = True
     name = "dependence"
 
     def encode(self, view: VariableView) -> None:
         for e in view.model.edges:
-            view.require_gap(e.src, e.dst, e.delay - e.distance * view.I)
+            view.require_gap(e.src, e.dst, e.delay, e.distance)
 
 
 class CrossWarpSpill(_Builtin):
     """Rule 1's spill term: a data edge between groups also waits spill_cost(src)."""
 
+    q_free = True
     name = "cross_warp_spill"
 
     def encode(self, view: VariableView) -> None:
         for e in view.model.edges:
             spill = view.model.op(e.src).spill_cost
             if e.is_data and spill:
-                view.require_gap(e.src, e.dst, e.delay + spill - e.distance * view.I,
+                view.require_gap(e.src, e.dst, e.delay + spill, e.distance,
                                  unless=[view.same_group(e.src, e.dst)])
 
 
 class Capacity(_Builtin):
     """Rule 2: reservations on each unit fit its capacity in every slot."""
 
+    q_free = True
     name = "capacity"
 
     def encode(self, view: VariableView) -> None:
@@ -129,6 +139,7 @@ class Capacity(_Builtin):
 class Completion(_Builtin):
     """Rule 3: M(v) + cycles(v) <= L for the length L the problem picks."""
 
+    q_free = True
     name = "completion"
 
     def encode(self, view: VariableView) -> None:
@@ -148,12 +159,13 @@ class Liveness(_Builtin):
     """Rule 4: no data use issues before the value it reads.  The lifetimes themselves are defined
     by the view from `uses_in_q`, for the constraints that weigh them (memory, registers)."""
 
+    q_free = True
     name = "liveness"
 
     def encode(self, view: VariableView) -> None:
         for e in view.model.edges:
             if e.is_data:
-                view.require_gap(e.src, e.dst, -e.distance * view.I)
+                view.require_gap(e.src, e.dst, 0, e.distance)
 
 
 class Memory(_Builtin):
@@ -185,6 +197,7 @@ class RegisterLimit(_Builtin):
 class WarpUniqueness(_Builtin):
     """Rule 6: each op on exactly one group, one with at least warps(v) warps."""
 
+    q_free = True
     name = "warp_uniqueness"
 
     def encode(self, view: VariableView) -> None:
@@ -199,6 +212,7 @@ class WarpUniqueness(_Builtin):
 class VariableLatency(_Builtin):
     """Rule 7: exactly the variable-latency ops run on the variable-latency group."""
 
+    q_free = True
     name = "variable_latency"
 
     def encode(self, view: VariableView) -> None:
@@ -217,7 +231,7 @@ class Concurrency(_Builtin):
     name = "concurrency"
 
     def encode(self, view: VariableView) -> None:
-        model, I, S = view.model, view.I, view.S
+        model, S = view.model, view.S
         for op in model.ops:
             v = op.name
             incoming = model.in_edges(v)
@@ -229,16 +243,11 @@ class Concurrency(_Builtin):
             if trigger is False:
                 continue
             for other in model.ops:
-                o = other.name
                 occ = 1 if other.is_async else other.cycles
-                for k in range(-(S - 1), S):  # k = copy of v minus copy of o
-                    lo, hi = -k * I, -k * I + occ
-                    if o == v:
-                        if k != 0 and lo <= 0 < hi:  # v's previous copy still occupies the group
-                            view.problem.add_clause([neg(trigger)])
-                        continue
-                    view.forbid_window(v, o, lo, hi,
-                                       unless=[neg(trigger), neg(view.same_group(v, o))])
+                for k in range(-(S - 1), S):  # k = copy of v minus copy of other
+                    if other.name != v or k != 0:
+                        view.forbid_overlap(v, other.name, k, occ, unless=[
+                            neg(trigger), neg(view.same_group(v, other.name))])
 
 
 BUILTIN: tuple[type[Constraint], ...] = (

@@ -32,7 +32,7 @@ _SCHEDULE_KEYS = {"format", "model", "I", "L", "start", "group"}
 # Fields `solve --json` adds; a schedule file may carry them and `verify` ignores them.
 SCHEDULE_EXTRA_KEYS = {"optimal", "lower_bound", "proof", "stages", "buffers", "backend",
                        "encoding", "seconds", "scale", "status", "streaming", "paper_search",
-                       "tie_breakers", "constraints", "ring_depths", "machine", "heuristic"}
+                       "tie_breakers", "constraints", "notes", "machine", "heuristic"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -46,6 +46,8 @@ def read_document(path: str | Path) -> dict:
         text = p.read_text()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    except UnicodeDecodeError as exc:
+        raise InputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
     try:
         doc = tomllib.loads(text) if p.suffix == ".toml" else json.loads(text)
     except json.JSONDecodeError as exc:

@@ -76,11 +76,26 @@ KERNELS = Registry("warpweave.kernels", "kernel")
 ENCODINGS = Registry("warpweave.encodings", "encoding")
 
 
-def backend(spec: str, seed: int = 0):
-    """A backend from its parameterised name: `family` or `family:options` (`sat:cadical/...`)."""
+def backend(spec: str, seed: int = 0) -> Any:
+    """A backend instance from its spec `family[:options]` (e.g. `sat:cadical195/totalizer`);
+    InputError naming the spec if the family is unknown or the options are bad."""
     family, _, options = spec.partition(":")
     cls = BACKENDS.get(family)
     reason = cls.unavailable() if hasattr(cls, "unavailable") else None
     if reason:
         raise InputError(f"backend not available here: {reason}", value=spec)
-    return cls(options or None, seed=seed)
+    try:
+        return cls(options or None, seed=seed)
+    except ValueError as exc:
+        raise InputError(str(exc), value=spec) from None
+
+
+def backend_specs() -> list[str]:
+    """Every backend family, expanded into its concrete variants where it has some (the sat
+    solver x encoding combinations, cpsat worker counts); families that fail to load are
+    left out (see `BACKENDS.failures`)."""
+    out = []
+    for family, cls in BACKENDS.load_all().items():
+        variants = cls.variants() if hasattr(cls, "variants") else []
+        out += [f"{family}:{v}" for v in variants] if variants else [family]
+    return out

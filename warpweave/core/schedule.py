@@ -88,15 +88,3 @@ def straight_line(model: Model, schedule: Schedule) -> Program:
             instances.append(Instance(v, i, tau[(v, i)], max(ends, default=tau[(v, i)])))
     return Program(I, L, S, T, tuple(instances))
 
-
-def ring_depths(model: Model, schedule: Schedule) -> dict[str, int]:
-    """Buffers: for each value with a data use, the most copies of it live at once in Q."""
-    q = straight_line(model, schedule)
-    depths = {}
-    for op in model.ops:
-        if not any(e.is_data for e in model.out_edges(op.name)):
-            continue
-        mine = [x for x in q.instances if x.op == op.name and x.end > x.issue]
-        depths[op.name] = max((sum(1 for x in mine if x.live_at(y.issue)) for y in mine),
-                              default=0)
-    return depths

@@ -144,7 +144,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     """Find an optimal schedule of `model` (see the module docstring)."""
     started = time.perf_counter()
     cons = list(constraints) if constraints is not None else constraint_set()
-    b = bounds(model)
+    b = bounds(model, {c.name for c in cons})
     s_max = max_stages or b.default_max_stages()
     if s_max < 1:
         raise InputError("must be >= 1", ("max_stages",), s_max)
@@ -177,6 +177,8 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
             return "infeasible", None
         tick = time.perf_counter()
         view = solver.view(I, S, cs, min_length)
+        if phase == "relaxation":  # only its feasibility matters
+            view.problem.objective = None
         result, schedule = solver.solve(view, cs, limit())
         status = _status(result)
         record(Attempt(I, S, lengths, status, solver.how, time.perf_counter() - tick,
@@ -212,9 +214,19 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
 
 
 def _full_search(b: Bounds, s_max: int, cons, ask) -> tuple[Schedule | None, bool, int]:
-    """Every stage count at every I; returns (schedule, L proven minimal, proven lower bound)."""
+    """Every stage count at every I; returns (schedule, L proven minimal, proven lower bound).
+
+    At each I a relaxation first keeps only the constraints that ignore Q's copies and only get
+    easier as L grows: if it is infeasible at L = S_max * I, no stage count can work at this I.
+    """
     lower = b.lower
+    relaxed = [c for c in cons if c.q_free]
     for I in range(b.lower, b.i_upper + 1):  # noqa: E741
+        if len(relaxed) < len(cons) and ask(I, s_max, relaxed, "relaxation",
+                                            b.min_length)[0] == "infeasible":
+            if lower == I:
+                lower = I + 1
+            continue
         proven_below = True  # every smaller S at this I shown infeasible
         for S in range(1, s_max + 1):
             status, schedule = ask(I, S, cons, "joint", b.min_length)

@@ -54,14 +54,13 @@ class CompactEncoding(TimeIndexed):
     def issued_at(self, v: str, i: int, t: int) -> LitOrConst:
         return self.at(v, t - i * self.I)
 
-    def require_gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst] = ()) -> None:
+    def _gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst]) -> None:
         # M(u) >= t  implies  M(v) >= t + gap, for every t u can start at.
         lo, hi = self.window[u]
         for t in range(lo, hi + 1):
             self.problem.add_clause([self.by(u, t - 1), neg(self.by(v, t + gap - 1)), *unless])
 
-    def forbid_window(self, v: str, o: str, lo: int, hi: int,
-                      unless: Sequence[LitOrConst] = ()) -> None:
+    def _forbid(self, v: str, o: str, lo: int, hi: int, unless: Sequence[LitOrConst]) -> None:
         # M(v) = t  implies  M(o) outside (t - hi, t - lo].
         for t, start in self._s[v].items():
             if start is False:

@@ -59,18 +59,13 @@ class IntegerEncoding(View):
         return self.conj([neg(x) for x in unless])
 
     # -- statements
-    def require_gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst] = ()) -> None:
-        if u == v:
-            if gap > 0:
-                self.problem.add_clause(list(unless))
-            return
+    def _gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst]) -> None:
         if self._range(v)[0] - self._range(u)[1] >= gap:
             return  # the windows already guarantee it
         self.problem.add_implies(self._guard(unless), [(1, self._m[v]), (-1, self._m[u])], ">=",
                                  gap)
 
-    def forbid_window(self, v: str, o: str, lo: int, hi: int,
-                      unless: Sequence[LitOrConst] = ()) -> None:
+    def _forbid(self, v: str, o: str, lo: int, hi: int, unless: Sequence[LitOrConst]) -> None:
         (vlo, vhi), (olo, ohi) = self._range(v), self._range(o)
         dmin, dmax = vlo - ohi, vhi - olo
         if dmax < lo or dmin >= hi:

@@ -17,7 +17,6 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal as _L
-from typing import Union
 
 import attrs
 
@@ -87,9 +86,9 @@ class IntVar:
         return self.name
 
 
-Lit = Union[BoolVar, Not]
-Var = Union[BoolVar, IntVar]
-LitOrConst = Union[BoolVar, Not, bool]
+Lit = BoolVar | Not
+Var = BoolVar | IntVar
+LitOrConst = BoolVar | Not | bool
 Term = tuple[int, BoolVar | Not | IntVar]
 
 
@@ -164,7 +163,7 @@ class Implies:
         return not lit_value(self.lit, values) or self.then.holds(values)
 
 
-Constraint = Union[Clause, Linear, AtMostOne, ExactlyOne, Implies]
+Constraint = Clause | Linear | AtMostOne | ExactlyOne | Implies
 
 
 # ---------------------------------------------------------------------------------------------

@@ -64,15 +64,14 @@ class PaperEncoding(TimeIndexed):
                 prev = self._prefix.setdefault((v, i, k), self.disj([prev, times[k]]))
         return self._prefix[(v, i, t)]
 
-    def require_gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst] = ()) -> None:
-        # DEPENDENCE: op[u, 0, t] => not op[v, 0, t'] for t' < t + gap.
+    def _gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst]) -> None:
+        # DEPENDENCE: op[u, 0, t] => not op[v, 0, t'] for t' < t + gap (gap = d - delta*I).
         for t, x in self._op[(u, 0)].items():
             for t2, y in self._op[(v, 0)].items():
                 if t2 < t + gap:
                     self.problem.add_clause([~x, ~y, *unless])
 
-    def forbid_window(self, v: str, o: str, lo: int, hi: int,
-                      unless: Sequence[LitOrConst] = ()) -> None:
+    def _forbid(self, v: str, o: str, lo: int, hi: int, unless: Sequence[LitOrConst]) -> None:
         # CONCURRENCY: op[v, 0, t] => not op[o, 0, t'] for lo <= t - t' < hi.
         for t, x in self._op[(v, 0)].items():
             for t2, y in self._op[(o, 0)].items():

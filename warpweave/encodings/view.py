@@ -76,6 +76,31 @@ class View:
     def pin_length(self, length: int) -> list[LitOrConst]:
         raise NotImplementedError
 
+    def _gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst]) -> None:
+        """M(v) - M(u) >= gap for two different ops, unless one of `unless` is true."""
+        raise NotImplementedError
+
+    def _forbid(self, v: str, o: str, lo: int, hi: int, unless: Sequence[LitOrConst]) -> None:
+        """Not lo <= M(v) - M(o) < hi for two different ops, unless one of `unless` is true."""
+        raise NotImplementedError
+
+    # -- statements shared by the encodings with a fixed I
+    def require_gap(self, u: str, v: str, delay: int, distance: int = 0,
+                    unless: Sequence[LitOrConst] = ()) -> None:
+        gap = delay - distance * self.I
+        if u != v:
+            self._gap(u, v, gap, unless)
+        elif gap > 0:
+            self.problem.add_clause(list(unless))
+
+    def forbid_overlap(self, v: str, o: str, k: int, occupancy: int,
+                       unless: Sequence[LitOrConst] = ()) -> None:
+        lo, hi = -k * self.I, -k * self.I + occupancy
+        if v != o:
+            self._forbid(v, o, lo, hi, unless)
+        elif lo <= 0 < hi:
+            self.problem.add_clause(list(unless))
+
     # -- vocabulary
     def on(self, v: str, g: str) -> BoolVar:
         return self._on[(v, g)]

@@ -1,0 +1,72 @@
+"""The emit, simulate and draw commands."""
+
+from __future__ import annotations
+
+import json
+
+from warpweave.cli import main
+
+from .conftest import EXAMPLES
+
+MODEL = str(EXAMPLES / "fa-simplified.json")
+GOOD = str(EXAMPLES / "fa-simplified.schedule.json")
+BAD = str(EXAMPLES / "fa-simplified.bad-schedule.json")
+
+
+def test_emit_pseudo_and_ir(tmp_path, capsys):
+    assert main(["emit", MODEL, "--schedule", GOOD, "--target", "pseudo", "--out",
+                 str(tmp_path)]) == 0
+    assert (tmp_path / "fa-simplified.pseudo.txt").read_text().count("S[0] = S()") == 1
+    assert main(["emit", MODEL, "--schedule", GOOD, "--target", "ir", "--out",
+                 str(tmp_path)]) == 0
+    assert json.loads((tmp_path / "fa-simplified.ir.json").read_text())["I"] == 2
+    assert "buffer S: 1 slot" in capsys.readouterr().out
+
+
+def test_emit_cuda_without_compiling(tmp_path):
+    assert main(["emit", MODEL, "--schedule", GOOD, "--target", "cuda", "--no-compile",
+                 "--out", str(tmp_path)]) == 0
+    assert "ww_fa_simplified_kernel" in (tmp_path / "fa-simplified.cu").read_text()
+    assert (tmp_path / "fa_simplified_hooks.cuh").exists()
+
+
+def test_simulate(capsys):
+    assert main(["simulate", MODEL, "--schedule", GOOD, "--iterations", "32"]) == 0
+    out = capsys.readouterr().out
+    assert "reaches 1/I" in out and "deadlock: none" in out
+    assert main(["simulate", MODEL, "--schedule", GOOD, "--json", "--jitter", "20"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert doc["ok"] and doc["target"] == "1/2"
+
+
+def test_draw(tmp_path):
+    assert main(["draw", MODEL, "--schedule", GOOD, "--out", str(tmp_path)]) == 0
+    assert (tmp_path / "timeline.svg").exists() and (tmp_path / "graph.dot").exists()
+
+
+def test_invalid_or_missing_schedule(tmp_path, capsys):
+    assert main(["simulate", MODEL, "--schedule", BAD]) == 1
+    assert "capacity" in capsys.readouterr().err
+    assert main(["simulate", MODEL, "--schedule", GOOD, "--iterations", "0"]) == 2
+    assert "--iterations = 0" in capsys.readouterr().err
+
+
+def test_without_a_schedule_the_target_is_solved(tmp_path, capsys):
+    assert main(["emit", MODEL, "--target", "pseudo", "--out", str(tmp_path)]) == 0
+    assert capsys.readouterr().out.startswith("fa-simplified: I=2, L=4")
+    assert main(["simulate", "fa3-fwd", "--machine", "h100", "subtiles=2"]) == 0
+    assert "deadlock: none" in capsys.readouterr().out
+
+
+def test_streaming_schedule_gets_run_ahead_slots(tmp_path, capsys):
+    doc = json.loads((EXAMPLES / "hopper-gemm.schedule.json").read_text())
+    doc["streaming"] = True  # as `solve` writes it: the load runs ahead at zero latency
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    model = str(EXAMPLES / "hopper-gemm.json")
+    assert main(["emit", model, "--schedule", str(path), "--target", "ir", "--out",
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    # 2 slots for the anti-dependence, plus ceil(latency 2 / I 3) = 1 to run ahead
+    assert "buffer load: 3 slots" in out and "run ahead" in out
+    assert main(["simulate", model, "--schedule", str(path), "--jitter", "50"]) == 0

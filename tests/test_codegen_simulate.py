@@ -1,0 +1,124 @@
+"""The simulator on hand-made and random models: no deadlock or race, and 1/I with fixed
+latencies; races and stalls found when a ring is made too shallow on purpose."""
+
+from __future__ import annotations
+
+import random
+from fractions import Fraction
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from warpweave.codegen.lower import lower
+from warpweave.codegen.simulate import simulate
+from warpweave.codegen.warp_ir import WaitFull, WaitGroup
+from warpweave.core.formats import load_schedule
+
+from .conftest import EXAMPLES
+from .schedgen import random_case
+from .test_codegen_buffers import blackwell_case, fa_long_s, hopper_case
+
+
+def test_fa_simplified_reaches_one_over_i(fa_model):
+    s = load_schedule(EXAMPLES / "fa-simplified.schedule.json", fa_model)
+    r = simulate(fa_model, s, lower(fa_model, s), 40)
+    assert r.ok and r.rate == Fraction(1, 2) and r.gap() is None
+    # iteration j completes at j*I + L with the schedule's pacing
+    assert list(r.finish[:4]) == [4, 6, 8, 10]
+
+
+@pytest.mark.parametrize("case", [hopper_case, blackwell_case])
+def test_kernel_like_models(case):
+    m, s = case()
+    p = lower(m, s)
+    fixed = simulate(m, s, p, 48)
+    assert fixed.ok and fixed.rate == Fraction(1, s.I) and not fixed.stalls and not fixed.late
+    for seed in range(5):
+        jit = simulate(m, s, p, 48, jitter=0.6, seed=seed)
+        assert jit.ok, (jit.deadlock, jit.races)
+    greedy = simulate(m, s, p, 48, pace="greedy")
+    assert greedy.ok and greedy.rate >= Fraction(1, s.I)
+
+
+def test_jitter_changes_timing():
+    m, s = hopper_case()
+    p = lower(m, s)
+    a = simulate(m, s, p, 48, jitter=0.6, seed=1)
+    b = simulate(m, s, p, 48, jitter=0.6, seed=2)
+    assert a.finish != b.finish  # the latencies really are randomized, and seeded
+    assert a.finish == simulate(m, s, p, 48, jitter=0.6, seed=1).finish
+
+
+def test_broken_register_ring_is_a_race(fa_model):
+    s = fa_long_s(fa_model)
+    good = simulate(fa_model, s, lower(fa_model, s), 24)
+    assert good.ok and good.rate == Fraction(1, 2)
+    bad = simulate(fa_model, s, lower(fa_model, s, depths={"S": 1}), 24)
+    kinds = {r.kind for r in bad.races}
+    assert "overwrite" in kinds and "wrong-iteration" in kinds
+
+
+def test_broken_channel_depth_stalls_the_producer():
+    m, s = hopper_case()
+    bad = simulate(m, s, lower(m, s, depths={"load": 1}), 48)
+    assert not bad.races  # the barriers keep it correct ...
+    assert bad.deadlock or bad.rate < Fraction(1, s.I)  # ... but it cannot keep the pace
+    assert "WaitEmpty load" in (bad.gap() or "")
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**9))
+def test_random_models_fixed_latency(seed):
+    m, s = random_case(random.Random(seed))
+    p = lower(m, s)
+    r = simulate(m, s, p, max(12, p.min_iterations + 8))
+    assert r.ok, (r.deadlock, [str(x) for x in r.races])
+    assert r.rate == Fraction(1, s.I), r.gap()
+    assert r.late == 0  # the synchronization never delays an op past its planned cycle
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.integers(0, 10**9), st.sampled_from([0.3, 0.9]), st.sampled_from(["schedule",
+                                                                             "greedy"]))
+def test_random_models_random_latency(seed, jitter, pace):
+    m, s = random_case(random.Random(seed))
+    p = lower(m, s)
+    r = simulate(m, s, p, max(12, p.min_iterations + 8), jitter=jitter, seed=seed, pace=pace)
+    assert r.ok, (r.deadlock, [str(x) for x in r.races])
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**9), st.integers(0, 2))
+def test_random_models_short_loops(seed, extra):
+    """The shortest loops the code allows (n = E, E+1, E+2): prologue meets epilogue."""
+    m, s = random_case(random.Random(seed))
+    p = lower(m, s)
+    r = simulate(m, s, p, p.min_iterations + extra, jitter=0.5, seed=seed)
+    assert r.ok, (r.deadlock, [str(x) for x in r.races])
+    assert len(r.finish) == p.min_iterations + extra  # every iteration completed
+
+
+def _edit(program, group, fn):
+    """The program with `fn` applied to one group's trip template."""
+    gs = tuple(attrs.evolve(g, body=tuple(fn(list(g.body)))) if g.group == group else g
+               for g in program.groups)
+    return attrs.evolve(program, groups=gs)
+
+
+def test_too_loose_wait_group_is_caught():
+    m, s = hopper_case()
+    p = _edit(lower(m, s), "consumer",
+              lambda body: [attrs.evolve(x, n=x.n + 1) if isinstance(x, WaitGroup) else x
+                            for x in body])
+    r = simulate(m, s, p, 24, pace="greedy")
+    assert "wait-group" in {x.kind for x in r.races}
+
+
+def test_missing_get_is_caught():
+    m, s = hopper_case()
+    p = _edit(lower(m, s), "consumer",
+              lambda body: [x for x in body if not isinstance(x, WaitFull)])
+    r = simulate(m, s, p, 24, jitter=0.9, seed=3)
+    assert {"not-ready", "wrong-iteration"} & {x.kind for x in r.races}

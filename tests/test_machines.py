@@ -1,0 +1,263 @@
+"""Machines: registry, the setmaxnreg inventory rule, the cost model against its sources, and cost
+normalization (the section 5.2 ILP, solved with the cbc backend) with raw re-verification.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+import attrs
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from warpweave.core.errors import InputError
+from warpweave.core.formats import model_from_dict
+from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
+from warpweave.core.registry import MACHINES
+from warpweave.core.schedule import Schedule
+from warpweave.core.verify import verify
+from warpweave.kernels import build, published
+from warpweave.machines import machine_spec
+from warpweave.machines.figures import SOURCES
+from warpweave.machines.inventory import check_inventory, parse_groups
+from warpweave.machines.normalize import (
+    by_unit,
+    normalization_problem,
+    normalize,
+    registry_solver,
+)
+
+from .conftest import ROOT
+
+CBC = registry_solver("cbc")
+
+
+# ---------------------------------------------------------------------------------------------
+# Registry and machines
+
+
+@pytest.mark.parametrize("name", ["h100", "b200"])
+def test_registered_machine_builds_with_no_arguments(name):
+    machine = MACHINES.get(name)()
+    assert isinstance(machine, Machine)
+    assert machine.memory("smem").capacity == 232448
+    assert {"tc", "tma", "sfu", "alu"} <= {u.name for u in machine.units}
+    assert machine.variable_latency_group in {g.name for g in machine.warp_groups}
+
+
+def test_b200_has_tensor_memory_and_h100_not():
+    b200, h100 = MACHINES.get("b200")(), MACHINES.get("h100")()
+    assert b200.memory("tmem").capacity == 512 and "tmem" in {u.name for u in b200.units}
+    assert "tmem" not in {m.name for m in h100.memories}
+
+
+def test_model_file_may_name_a_registered_machine():
+    doc = {"machine": "h100", "ops": [{"name": "a", "uses": {"tc": 1}}]}
+    assert model_from_dict(doc).machine == MACHINES.get("h100")()
+
+
+def test_default_inventories_follow_the_published_launches():
+    # FA3: 24 + 240 + 240 per thread over three warpgroups; FA4: 192 + 192 + 80 + 48.
+    assert check_inventory(MACHINES.get("h100").groups) == 128 * (24 + 240 + 240)
+    assert check_inventory(MACHINES.get("b200").groups) == 65536
+
+
+@pytest.mark.parametrize("groups, needle", [
+    ("a:4:240,b:4:240,c:4:40", "group c"),                    # 64K exceeded at c
+    ("a:4:256,b:4:256,c:1:24", "group c"),                 # exactly full, then c
+    ("a:1:48,b:1:56", "shares a warpgroup with a"),           # setmaxnreg is per warpgroup
+    ("a:4:250", "multiple of 8"),
+    ("a:4:16", "multiple of 8"),
+    ("a:6:24", "1-4 warps, or a multiple of 4"),
+    (",".join(f"g{i}:4:24" for i in range(9)), "more than 32"),
+])
+def test_inventory_that_breaks_the_rules_is_an_input_error_naming_the_group(groups, needle):
+    with pytest.raises(InputError, match=needle):
+        MACHINES.get("h100")(groups=groups)
+
+
+def test_small_groups_pack_into_one_warpgroup_and_big_ones_start_a_new_one():
+    # w0 (1 warp) opens warpgroup 0, wg1 skips to warpgroup 1: three warpgroups in all.
+    groups = parse_groups("w0:1:24,wg1:4:240,w1:1:24")
+    assert check_inventory(groups) == 128 * (24 + 240 + 24)
+
+
+@pytest.mark.parametrize("text", ["a:4", "a:x:24", ":4:24"])
+def test_bad_group_text_is_an_input_error(text):
+    with pytest.raises(InputError):
+        parse_groups(text)
+
+
+def test_max_regs_caps_every_group_and_smem_reservation_shrinks_shared_memory():
+    m = MACHINES.get("b200")(max_regs=100, smem_reserved=1000)
+    assert all(g.reg_limit <= 96 for g in m.warp_groups)
+    assert m.memory("smem").capacity == 232448 - 1000
+    with pytest.raises(InputError, match="not a group"):
+        MACHINES.get("b200")(variable_latency_group="nope")
+    with pytest.raises(InputError, match="reserves more"):
+        MACHINES.get("b200")(smem_reserved=10 ** 6)
+
+
+def test_every_figure_has_a_known_source_and_is_documented():
+    doc = (ROOT / "docs" / "machines.md").read_text()
+    for name in ("h100", "b200"):
+        for f in machine_spec(name).figures:
+            assert f.source in SOURCES
+            assert re.search(rf"\b{f.name}\b", doc), f"{f.name} missing from docs/machines.md"
+
+
+# ---------------------------------------------------------------------------------------------
+# The cost model against its sources
+
+
+def test_gemm_occupancy_from_tensor_core_rate():
+    h, b = machine_spec("h100").costs, machine_spec("b200").costs
+    # "a 128x128x128 GEMM on Hopper - roughly 1000 cycles" (Twill paper 5.2): 2 * 128^3 / 4096.
+    assert h.gemm(128, 128, 128).busy == 1024
+    assert b.gemm(128, 64, 128).busy == 256          # Meta's measured occupancy
+    assert b.gemm(128, 128, 128, "fp8").busy == 256
+
+
+def test_b200_gemm_latency_reproduces_the_two_measurements():
+    b = machine_spec("b200").costs
+    assert b.gemm(128, 128, 128).latency == 900
+    assert b.gemm(128, 128, 64).latency == 559
+
+
+@pytest.mark.parametrize("kb, measured", [(16, 530), (32, 663), (64, 925)])
+def test_tma_load_line_is_within_one_percent_of_each_measurement(kb, measured):
+    got = machine_spec("b200").costs.tma_load(kb * 1024).latency
+    assert abs(got - measured) <= 0.01 * measured
+
+
+def test_exponential_and_tmem_figures():
+    b = machine_spec("b200").costs
+    assert b.exp(128 * 128).busy == 1024                 # 16 MUFU ops per clock per SM
+    assert b.tmem_load(128 * 128 * 4).latency == 532      # measured 128x128 fp32
+    assert b.tmem_store(128 * 128 * 2).latency == 96
+    assert b.register_handoff(1024) == math.ceil(61 + 16.1)
+
+
+def test_errors_name_the_bad_input():
+    h = machine_spec("h100").costs
+    with pytest.raises(InputError, match="no Tensor Memory"):
+        h.tmem_load(1024)
+    with pytest.raises(InputError, match="unknown dtype"):
+        h.gemm(64, 64, 64, "int4")
+
+
+@given(st.integers(1, 8), st.integers(1, 8), st.integers(1, 8), st.sampled_from(["h100", "b200"]))
+def test_gemm_busy_is_linear_in_each_dimension(m, n, k, name):
+    cost = machine_spec(name).costs
+    one = cost.gemm(64 * m, 64 * n, 64 * k)
+    two = cost.gemm(64 * m, 64 * n, 128 * k)
+    assert two.busy == 2 * one.busy and two.latency >= one.latency >= one.busy
+
+
+# ---------------------------------------------------------------------------------------------
+# Cost normalization
+
+
+def test_normalization_ilp_solution_satisfies_its_constraints():
+    costs = [32, 64, 235, 512, 576, 663]
+    problem, scaled, F = normalization_problem(costs, 60)
+    values = CBC(problem)
+    assert problem.check(values) == []
+    worst = max(abs(costs[i] * values[scaled[j]] - costs[j] * values[scaled[i]])
+                for i in range(len(costs)) for j in range(len(costs)))
+    assert values[F] == worst
+    assert 1 <= sum(values[x] for x in scaled) <= 60
+
+
+def _scaled(model: Model, factor: int) -> Model:
+    ops = [attrs.evolve(op, cycles=op.cycles * factor,
+                        rrt=[row for row in op.rrt for _ in range(factor)]) for op in model.ops]
+    edges = [attrs.evolve(e, delay=e.delay * factor) for e in model.edges]
+    return attrs.evolve(model, ops=ops, edges=edges)
+
+
+def test_scaled_figure1_normalizes_back_and_its_schedule_verifies_in_raw_units(fa_model):
+    raw = _scaled(fa_model, 1000)
+    n = normalize(raw, 3, CBC)
+    assert n.mapping == {1000: 1} and n.scale == 1000 and n.conservative
+    assert verify(n.model, published.figure1()) == []
+    back = n.denormalize(published.figure1())
+    assert (back.I, dict(back.start)) == (2000, {"S": 0, "P": 2000, "O": 3000})
+    assert verify(raw, back) == []
+
+
+@pytest.mark.parametrize("U", [40, 300])
+def test_published_fa3_schedule_in_normalized_units_verifies_raw(U):
+    raw = build("fa3-fwd", "h100", subtiles=2)
+    n = normalize(raw, U, CBC)
+    schedule, why = published.realize(n.model, published.fa3_pipeline(n.model))
+    assert schedule is not None, why
+    back = n.denormalize(schedule)
+    assert n.conservative
+    assert verify(raw, back) == []
+    assert back.I == n.scale * schedule.I
+
+
+def test_rounding_that_hides_a_conflict_is_caught_by_raw_verification():
+    machine = Machine("m", [Unit("tc", 1), Unit("sfu", 1)], [Memory("smem", 1)],
+                      [WarpGroup("g0", 4, 255), WarpGroup("g1", 4, 255)])
+    raw = Model("hide", machine, [Op.using("A", 1000, {"tc": 1}, spill_cost=10),
+                                  Op.using("B", 1000, {"sfu": 1})],
+                [Edge("A", "B", 1000)])
+    n = normalize(raw, 4, CBC)
+    assert n.mapping[10] == 0
+    assert any("cost 10 normalizes to 0" in w for w in n.warnings)
+    assert not n.conservative
+    # B on another group right after A: valid in normalized units (the spill rounded away) ...
+    s = Schedule.tight(n.model, 4, {"A": 0, "B": n.model.op("A").cycles}, {"A": "g0", "B": "g1"})
+    assert verify(n.model, s) == []
+    # ... and the raw re-verification reports the hidden spill.
+    violations = verify(raw, n.denormalize(s))
+    assert [v.rule for v in violations] == ["cross_warp_spill"]
+
+
+@st.composite
+def random_models(draw):
+    """Small chains and loops of ops on two units with raw costs of varied magnitude."""
+    n = draw(st.integers(2, 5))
+    machine = Machine("m", [Unit("tc", 1), Unit("sfu", 1)], [Memory("smem", 1)],
+                      [WarpGroup("g0", 4, 255)])
+    ops = [Op.using(f"o{i}", draw(st.integers(1, 2000)), {draw(st.sampled_from(["tc", "sfu"])): 1})
+           for i in range(n)]
+    edges = [Edge(f"o{i}", f"o{i + 1}", ops[i].cycles) for i in range(n - 1)]
+    if draw(st.booleans()):
+        edges.append(Edge(f"o{n - 1}", "o0", draw(st.integers(0, 3000)), 1))
+    return Model("random", machine, ops, edges)
+
+
+@settings(max_examples=25, deadline=None)
+@given(random_models(), st.integers(5, 80))
+def test_conservative_normalization_maps_valid_schedules_to_valid_raw_ones(raw, U):
+    n = normalize(raw, U, CBC)
+    strategy = published.Strategy("one group", "test", {"g0": [(v, 0) for v in raw.op_names]})
+    schedule, _ = published.realize(n.model, strategy, limit=4)
+    if schedule is None:
+        return
+    violations = verify(raw, n.denormalize(schedule))
+    if n.conservative:
+        assert violations == []
+
+
+def test_registry_solver_uses_a_registered_backend(fa_model):
+    n = normalize(_scaled(fa_model, 7), 3, registry_solver("highs"))
+    assert n.mapping == {7: 1}
+    with pytest.raises(InputError, match="unknown backend"):
+        registry_solver("no-such-backend")(normalization_problem([1, 2], 3)[0])
+
+
+@settings(max_examples=25, deadline=None)
+@given(random_models(), st.integers(1, 300))
+def test_unit_normalization_is_always_conservative(raw, unit):
+    n = by_unit(raw, unit)
+    assert n.conservative and not n.warnings
+    strategy = published.Strategy("one group", "test", {"g0": [(v, 0) for v in raw.op_names]})
+    schedule, _ = published.realize(n.model, strategy, limit=4)
+    if schedule is not None:
+        assert verify(raw, n.denormalize(schedule)) == []

@@ -1,0 +1,571 @@
+"""The CUDA C++ printer: a warp-specialized kernel skeleton for Hopper (sm_90a) or Blackwell
+(sm_100a) from a warp program, a header of `__device__` hooks (one per op) and a host launcher;
+and a driver that compiles it with nvcc and reads `ptxas -v` (registers and spills per kernel).
+
+The kernel has one role per warp group (dispatch on the warp index), `setmaxnreg` per hardware
+warp group (four aligned warps; a warp group of the model that is smaller shares the setting of
+its neighbours, the largest limit wins), mbarrier rings in shared memory (init by one thread,
+arrive after the op, try_wait.parity loops), named barriers (bar.sync / bar.arrive with id and
+thread count), and commit / wait-group: wgmma.commit_group / wgmma.wait_group N on sm_90a, a
+per-instance completion mbarrier ring on sm_100a (tcgen05 has no wait-group).  The kernel itself
+arrives on every barrier after the hook returns: right for the default hook bodies, which are
+synchronous; a hook made truly asynchronous (TMA, wgmma, tcgen05) must move the arrival into its
+completion mechanism, as each hook's comment says.  Arch-specific PTX is guarded by
+`__CUDA_ARCH_FEAT_SM90_ALL` / `__CUDA_ARCH_FEAT_SM100_ALL`, since nvcc also checks the code for
+the generic compute target.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import attrs
+
+from warpweave.codegen.buffers import async_kind
+from warpweave.codegen.warp_ir import (
+    ArriveEmpty,
+    ArriveFull,
+    Commit,
+    GroupProgram,
+    Instr,
+    Issue,
+    NamedArrive,
+    NamedSync,
+    WaitEmpty,
+    WaitFull,
+    WaitGroup,
+    WarpProgram,
+)
+from warpweave.core.errors import InputError
+from warpweave.core.model import Model
+
+ARCHS = {"sm_90a": "Hopper", "sm_100a": "Blackwell"}
+_FEATURE = {"sm_90a": "__CUDA_ARCH_FEAT_SM90_ALL", "sm_100a": "__CUDA_ARCH_FEAT_SM100_ALL"}
+MAX_UNROLL = 8
+
+
+def arch_for(model: Model) -> str:
+    """sm_100a for a Blackwell-like machine name (b200, b100, blackwell, sm100), else sm_90a."""
+    name = model.machine.name.lower()
+    return "sm_100a" if any(w in name for w in ("b200", "b100", "blackwell", "sm100", "sm_100")) \
+        else "sm_90a"
+
+
+def _ident(name: str) -> str:
+    out = re.sub(r"[^0-9A-Za-z_]", "_", name)
+    return out if out and not out[0].isdigit() else "v_" + out
+
+
+@attrs.frozen
+class Layout:
+    """Warps of each group, hardware warp groups and their register settings."""
+
+    first_warp: dict[str, int]
+    warps: dict[str, int]
+    threads: int
+    entry_regs: int
+    hw_regs: tuple[int, ...]
+    notes: tuple[str, ...]
+
+
+def layout(model: Model, p: WarpProgram) -> Layout:
+    """Place groups on consecutive warps (whole warp groups first, so they stay aligned; then
+    the small ones packed together), pad to whole warp groups, pick setmaxnreg values."""
+    first, warps, w = {}, {}, 0
+    for g in sorted(p.groups, key=lambda g: g.warps % 4 != 0):
+        first[g.group], warps[g.group] = w, g.warps
+        w += g.warps
+    hw = max(1, math.ceil(w / 4))
+    threads = 128 * hw
+    entry = min(255, (65536 // threads) // 8 * 8)  # what ptxas allocates under setmaxnreg
+    notes = []
+    regs = []
+    for h in range(hw):
+        limits = [g.reg_limit for g in p.groups
+                  if first[g.group] < 4 * (h + 1) and first[g.group] + g.warps > 4 * h]
+        want = max(limits, default=24)
+        regs.append(max(24, min(248, want // 8 * 8)))
+        if len(limits) > 1:
+            notes.append(f"warp group {h} holds several model groups: setmaxnreg {regs[-1]} "
+                         f"(the largest of {limits})")
+    while sum(regs) * 128 > 65536:
+        i = max(range(hw), key=regs.__getitem__)
+        regs[i] -= 8
+        notes.append(f"register budget: warp group {i} lowered to {regs[i]} so the groups fit "
+                     "64K registers (setmaxnreg.inc would wait forever)")
+    return Layout(first, warps, threads, entry, tuple(regs), tuple(dict.fromkeys(notes)))
+
+
+@attrs.frozen
+class CudaSource:
+    """The printed files: kernel (.cu) and hooks header (.cuh), with the layout used."""
+
+    arch: str
+    kernel_name: str
+    kernel: str
+    hooks: str
+    hooks_name: str
+    layout: Layout
+
+
+class _Printer:
+    """Prints one warp program as a kernel and a hooks header for one architecture."""
+
+    def __init__(self, model: Model, p: WarpProgram, arch: str):
+        if arch not in ARCHS:
+            raise InputError(f"unknown arch (choose {', '.join(ARCHS)})", ("arch",), arch)
+        self.m, self.p, self.arch = model, p, arch
+        self.name = _ident(p.model)
+        self.lay = layout(model, p)
+        self.smem_values = set(p.plan.channels)
+        self.slot = 32 * max(g.warps for g in p.groups)
+        # Completion rings for MMA waits on sm_100a: instances in flight between commit and wait.
+        self.done: dict[str, int] = {}
+        for g in p.groups:
+            for x in g.body:
+                if isinstance(x, WaitGroup):
+                    for op, wlag in x.waits:
+                        commit = next(c for c in g.body if isinstance(c, Commit) and c.op == op)
+                        self.done[op] = max(self.done.get(op, 1), wlag - commit.lag + 1)
+        reg_depths = [b.depth for v, b in p.plan.buffers.items() if v not in self.smem_values]
+        unroll = math.lcm(1, *reg_depths)
+        self.unroll = unroll if unroll <= MAX_UNROLL else 1
+        self.literal = False
+        self.notes = list(self.lay.notes)
+        if unroll > MAX_UNROLL:
+            self.notes.append(f"register rings need an unroll of {unroll} > {MAX_UNROLL}: "
+                              "indexed dynamically (they may go to local memory)")
+
+    # -- values and slots --------------------------------------------------------------------
+
+    def depth(self, value: str) -> int:
+        return self.p.plan.buffers[value].depth if value in self.p.plan.buffers \
+            else self.p.plan.channels[value].depth
+
+    def slot_expr(self, value: str, lag: int, k: str, static: int | None) -> str:
+        d = self.depth(value)
+        if d == 1:
+            return "0"
+        if static is not None and (self.literal or self.unroll % d == 0):
+            return str((static - lag) % d)
+        return f"(({k}) - {lag}) % {d}"
+
+    def operand(self, value: str, lag: int, k: str, static: int | None) -> str:
+        v = _ident(value)
+        s = self.slot_expr(value, lag, k, static)
+        if value in self.smem_values:
+            return f"ww_buf_{v} + ({s}) * WW_SLOT"
+        return f"{v}_r[{s}]"
+
+    # -- instructions ------------------------------------------------------------------------
+
+    def instr(self, g: GroupProgram, x: Instr, k: str, static: int | None) -> list[str]:
+        j = f"(({k}) - {x.lag})"
+        if isinstance(x, Issue):
+            args = ["ctx", j]
+            if x.op in self.p.plan.buffers:
+                args.append(self.operand(x.op, x.lag, k, static))
+            for r in x.reads:
+                ref = self.operand(r.value, r.lag, k, static)
+                if r.value not in self.smem_values:
+                    ref = f"(({k}) - {r.lag} >= 0 ? {ref} : 0.0f)"
+                else:
+                    ref = f"(({k}) - {r.lag} >= 0 ? (const float*)({ref}) : ww_zero)"
+                args.append(ref)
+            return [f"ww_{_ident(x.op)}({', '.join(args)});"]
+        if isinstance(x, WaitFull | WaitEmpty):
+            side = "full" if isinstance(x, WaitFull) else "empty"
+            d = self.depth(x.channel)
+            par = f"(({j} / {d}) & 1)" + (" ^ 1" if side == "empty" else "")
+            return [f"ww::mbar_wait(&ww_{side}_{_ident(x.channel)}"
+                    f"[{self.slot_expr(x.channel, x.lag, k, static)}], {par});"]
+        if isinstance(x, ArriveFull | ArriveEmpty):
+            side = "full" if isinstance(x, ArriveFull) else "empty"
+            why = ""
+            if isinstance(x, ArriveEmpty) and x.after:
+                why = f"  // when {x.after} is done reading: an async body arrives on completion"
+            elif isinstance(x, ArriveFull) and async_kind(self.m.op(x.op)):
+                why = f"  // {x.op} is async: a real body arrives on completion instead"
+            return [f"ww::mbar_arrive(&ww_{side}_{_ident(x.channel)}"
+                    f"[{self.slot_expr(x.channel, x.lag, k, static)}]);{why}"]
+        if isinstance(x, Commit):
+            if self.arch == "sm_90a":
+                return ["ww::mma_commit_group();"]
+            if x.op not in self.done:
+                return []
+            d = self.done[x.op]
+            return [f"if ({j} >= 0 && {j} < n) ww_commit_{_ident(x.op)}(ctx, "
+                    f"&ww_done_{_ident(x.op)}[{j} % {d}]);"]
+        if isinstance(x, WaitGroup):
+            if self.arch == "sm_90a":
+                return [f"ww::mma_wait_group<{x.n}>();"]
+            out = []
+            for op, wlag in x.waits:
+                d = self.done[op]
+                i = f"(({k}) - {wlag})"
+                out.append(f"if ({i} >= 0 && {i} < n) ww::mbar_wait(&ww_done_{_ident(op)}"
+                           f"[{i} % {d}], ({i} / {d}) & 1);")
+            return out
+        if isinstance(x, NamedSync):
+            return [f"ww::named_sync({x.id}, {x.threads});  // {x.channel}.{x.barrier}"]
+        if isinstance(x, NamedArrive):
+            return [f"ww::named_arrive({x.id}, {x.threads});  // {x.channel}.{x.barrier}"]
+        raise TypeError(x)
+
+    def trip(self, g: GroupProgram, k: str, static: int | None, mode: str) -> list[str]:
+        """One trip: mode "prologue" (k is a literal), "loop" (all present), "tail" (guarded).
+        `static` is k's value modulo the unroll factor, which fixes the slots of rings whose
+        depth divides it (register rings always do)."""
+        self.literal = mode == "prologue"
+        out = []
+        for x in g.body:
+            lines = self.instr(g, x, k, static)
+            if not lines:
+                continue
+            if isinstance(x, Commit):
+                out += lines
+            elif mode == "prologue":
+                if int(k) - x.lag >= 0:
+                    out += lines
+            elif mode == "tail":
+                out += [f"if (({k}) - {x.lag} >= 0 && ({k}) - {x.lag} < n) {s}" for s in lines]
+            else:
+                out += lines
+        return out
+
+    def group_body(self, g: GroupProgram) -> list[str]:
+        e, u = g.depth, self.unroll
+        out = [f"// {g.group}: {g.warps} warps, reg_limit {g.reg_limit}, E = {e}"]
+        regs = [v for v in self.p.plan.buffers if v not in self.smem_values
+                and self.p.plan.buffers[v] and any(isinstance(x, Issue) and x.op == v
+                                                  for x in g.body)]
+        for v in regs:
+            out.append(f"float {_ident(v)}_r[{self.depth(v)}] = {{}};")
+        for x in g.preamble:
+            out += self.instr(g, x, "0", 0)
+        for k in range(e):
+            out.append(f"{{  // prologue trip {k}")
+            out += ["  " + s for s in self.trip(g, str(k), k, "prologue")]
+            out.append("}")
+        out.append(f"int kb = {e};")
+        out.append(f"for (; kb + {u} <= n; kb += {u}) {{  // steady state, unrolled {u}x")
+        for t in range(u):
+            out += ["  " + s for s in self.trip(g, f"kb + {t}", e + t if u > 1 else None,
+                                                "loop")]
+        out.append("}")
+        for t in range(u - 1 + e):
+            out.append(f"{{  // tail trip kb + {t}: rest of the steady state, then the epilogue")
+            out += ["  " + s for s in self.trip(g, f"kb + {t}", e + t if u > 1 else None,
+                                                "tail")]
+            out.append("}")
+        for x in g.drain:
+            out += self.instr(g, x, "0", 0)
+        return out
+
+    # -- files --------------------------------------------------------------------------------
+
+    def hooks(self) -> str:
+        out = [f"// Hooks for {self.p.model} ({ARCHS[self.arch]}, {self.arch}): one per op.",
+               "// Fill each body with the op's real work. The defaults compute a little so that",
+               "// nothing is optimized away. Register values are one float per thread here;",
+               "// shared-memory values are WW_SLOT floats per ring slot.",
+               "#pragma once", "#include <cstdint>", "",
+               f"#define WW_SLOT {self.slot}", "",
+               "struct WwCtx {", "  int gtid;      // thread index within the warp group",
+               "  float acc;     // keeps the default bodies' results alive", "};", "",
+               "static __device__ const float ww_zero[WW_SLOT] = {};", ""]
+        for op in self.m.ops:
+            if not any(isinstance(x, Issue) and x.op == op.name
+                       for g in self.p.groups for x in g.body):
+                continue
+            params = ["WwCtx& ctx", "int iter"]
+            if op.name in self.p.plan.buffers:
+                params.append("float* out" if op.name in self.smem_values else "float& out")
+            reads = [e for e in self.m.in_edges(op.name) if e.is_data]
+            for i, e in enumerate(reads):
+                params.append(f"const float* in{i}" if e.src in self.smem_values
+                              else f"float in{i}")
+            kind = async_kind(op)
+            units = dict.fromkeys(f"{u}x{n}" for _, u, n in op.usage())
+            out.append(f"// {op.name}: {op.cycles} cycles, units {', '.join(units) or '-'}"
+                       + (f", async ({kind})" if kind else "")
+                       + (", variable latency" if op.variable_latency else ""))
+            if kind == "copy":
+                out.append("//   async copy: a real TMA arrives on the slot's full barrier with "
+                           "expect_tx/complete_tx;")
+                out.append("//   then set that channel's WW_FULL_COUNT to 1 and drop the "
+                           "kernel's arrive.")
+            elif kind == "mma":
+                out.append("//   async MMA: on sm_90a wgmma.mma_async (the kernel commits and "
+                           "waits); on sm_100a tcgen05.mma")
+                out.append("//   issued by one thread, completion through ww_commit_<op>.")
+            for i, e in enumerate(reads):
+                out.append(f"//   in{i}: {e.src} of iteration iter-{e.distance}")
+            out.append(f"__device__ __forceinline__ void ww_{_ident(op.name)}"
+                       f"({', '.join(params)}) {{")
+            terms = ["0.001f * (float)iter"]
+            for i, e in enumerate(reads):
+                terms.append(f"in{i}[ctx.gtid % WW_SLOT]" if e.src in self.smem_values
+                             else f"in{i}")
+            val = f"0.5f * ({' + '.join(terms)}) + ctx.acc * 0.25f"
+            out.append(f"  float v = {val};")
+            if op.name in self.p.plan.buffers:
+                if op.name in self.smem_values:
+                    out.append("  out[ctx.gtid % WW_SLOT] = v;")
+                else:
+                    out.append("  out = v;")
+            out.append("  ctx.acc += v;")
+            out.append("}")
+            out.append("")
+        if self.arch == "sm_100a":
+            for op in self.done:
+                out.append(f"// Completion of {op}: the default arrives (its body is synchronous);"
+                           " with tcgen05.mma use")
+                out.append("// tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster"
+                           ".b64 from the issuing thread.")
+                out.append(f"__device__ __forceinline__ void ww_commit_{_ident(op)}(WwCtx& ctx, "
+                           "uint64_t* bar) {")
+                out.append("  uint32_t a = (uint32_t)__cvta_generic_to_shared(bar);")
+                out.append("  asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: "
+                           "\"r\"(a) : \"memory\");")
+                out.append("  (void)ctx;")
+                out.append("}")
+                out.append("")
+        return "\n".join(out) + "\n"
+
+    def kernel(self, hooks_name: str) -> str:
+        lay, feat = self.lay, _FEATURE[self.arch]
+        out = [f"// {self.p.model}: warp-specialized software pipeline, I={self.p.I}, "
+               f"L={self.p.L}, {self.p.S} stages.",
+               f"// Generated by warpweave for {ARCHS[self.arch]} ({self.arch}). Compile: "
+               f"nvcc -arch={self.arch} -c <file>.cu",
+               "#include <cstdint>", "#include <cstdio>", "#include <cuda_runtime.h>",
+               f'#include "{hooks_name}"', ""]
+        out += _HELPERS.replace("@FEAT@", feat).splitlines()
+        out.append("")
+        for note in self.notes:
+            out.append(f"// note: {note}")
+        thr = {g.group: 32 * g.warps for g in self.p.groups}
+        for name, ch in self.p.plan.channels.items():
+            v = _ident(name)
+            if ch.lowering == "mbarrier":
+                out.append(f"#define WW_FULL_COUNT_{v} {thr[ch.group]}")
+                cons = sum(thr[c] for c in ch.consumers)
+                out.append(f"#define WW_EMPTY_COUNT_{v} {max(1, cons)}")
+        out.append(f"constexpr int WW_THREADS = {lay.threads};")
+        out.append(f"constexpr int WW_MIN_ITERATIONS = {self.p.min_iterations};")
+        out.append("")
+        out.append(f"__global__ void __launch_bounds__({lay.threads}, 1)")
+        out.append(f"ww_{self.name}_kernel(float* __restrict__ out, int n) {{")
+        body = []
+        for name, ch in self.p.plan.channels.items():
+            v = _ident(name)
+            body.append(f"__shared__ __align__(16) float ww_buf_{v}[{ch.depth} * WW_SLOT];")
+            if ch.lowering == "mbarrier":
+                body.append(f"__shared__ __align__(8) uint64_t ww_full_{v}[{ch.depth}];")
+                if ch.consumers:
+                    body.append(f"__shared__ __align__(8) uint64_t ww_empty_{v}[{ch.depth}];")
+        if self.arch == "sm_100a":
+            for op, d in self.done.items():
+                body.append(f"__shared__ __align__(8) uint64_t ww_done_{_ident(op)}[{d}];")
+        body.append("if (threadIdx.x == 0) {")
+        for name, ch in self.p.plan.channels.items():
+            v = _ident(name)
+            if ch.lowering != "mbarrier":
+                continue
+            body.append(f"  for (int s = 0; s < {ch.depth}; ++s) {{")
+            body.append(f"    ww::mbar_init(&ww_full_{v}[s], WW_FULL_COUNT_{v});")
+            if ch.consumers:
+                body.append(f"    ww::mbar_init(&ww_empty_{v}[s], WW_EMPTY_COUNT_{v});")
+            body.append("  }")
+        if self.arch == "sm_100a":
+            for op, d in self.done.items():
+                grp = next(g for g in self.p.groups for x in g.body
+                           if isinstance(x, Commit) and x.op == op)
+                body.append(f"  for (int s = 0; s < {d}; ++s) ww::mbar_init(&ww_done_"
+                            f"{_ident(op)}[s], {32 * grp.warps});")
+        body.append("  ww::fence_barrier_init();")
+        body.append("}")
+        body.append("__syncthreads();")
+        body.append("const int warp = threadIdx.x / 32;")
+        body.append("const int wg = warp / 4;")
+        for h, r in enumerate(lay.hw_regs):
+            if r == lay.entry_regs or len(lay.hw_regs) == 1:
+                continue  # one warp group: nothing to hand to anyone
+            op = "inc" if r > lay.entry_regs else "dec"
+            body.append(f"if (wg == {h}) ww::setmaxnreg_{op}<{r}>();")
+        body.append("WwCtx ctx{0, 0.0f};")
+        for g in self.p.groups:
+            w0 = lay.first_warp[g.group]
+            body.append(f"if (warp >= {w0} && warp < {w0 + g.warps}) {{  // role {g.group}")
+            body.append(f"  ctx.gtid = threadIdx.x - {32 * w0};")
+            body += ["  " + s for s in self.group_body(g)]
+            body.append("}")
+        body.append("out[blockIdx.x * blockDim.x + threadIdx.x] = ctx.acc;")
+        out += ["  " + s for s in body]
+        out.append("}")
+        out.append("")
+        out.append(f"// Host launcher: one CTA of {lay.threads} threads; out holds one float per "
+                   "thread.")
+        out.append(f'extern "C" cudaError_t ww_launch_{self.name}(int n, float* out, '
+                   "cudaStream_t stream) {")
+        out.append("  if (n < WW_MIN_ITERATIONS) return cudaErrorInvalidValue;")
+        out.append(f"  ww_{self.name}_kernel<<<1, WW_THREADS, 0, stream>>>(out, n);")
+        out.append("  return cudaGetLastError();")
+        out.append("}")
+        out.append("")
+        out.append("#ifdef WW_STANDALONE")
+        out.append("int main() {")
+        out.append("  float* out = nullptr;")
+        out.append("  cudaMalloc(&out, WW_THREADS * sizeof(float));")
+        out.append(f"  cudaError_t err = ww_launch_{self.name}(64, out, 0);")
+        out.append("  if (err == cudaSuccess) err = cudaDeviceSynchronize();")
+        out.append('  std::printf("%s\\n", cudaGetErrorString(err));')
+        out.append("  cudaFree(out);")
+        out.append("  return err == cudaSuccess ? 0 : 1;")
+        out.append("}")
+        out.append("#endif")
+        return "\n".join(out) + "\n"
+
+
+_HELPERS = r"""namespace ww {
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+__device__ __forceinline__ void mbar_init(uint64_t* bar, uint32_t count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;" :: "r"(smem_addr(bar)), "r"(count)
+               : "memory");
+}
+__device__ __forceinline__ void fence_barrier_init() {
+  asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+}
+// Arrive with release semantics (the default .release.cta): the slot's writes become visible.
+__device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(bar)) : "memory");
+}
+// Wait until the phase with the given parity has completed (acquire).
+__device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
+  asm volatile("{\n"
+               "  .reg .pred done;\n"
+               "WW_WAIT_%=:\n"
+               "  mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+               "  @!done bra WW_WAIT_%=;\n"
+               "}\n" :: "r"(smem_addr(bar)), "r"(parity) : "memory");
+}
+__device__ __forceinline__ void named_sync(uint32_t id, uint32_t threads) {
+  asm volatile("bar.sync %0, %1;" :: "r"(id), "r"(threads) : "memory");
+}
+__device__ __forceinline__ void named_arrive(uint32_t id, uint32_t threads) {
+  asm volatile("bar.arrive %0, %1;" :: "r"(id), "r"(threads) : "memory");
+}
+template <int R> __device__ __forceinline__ void setmaxnreg_inc() {
+#if defined(@FEAT@)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;" :: "n"(R));
+#endif
+}
+template <int R> __device__ __forceinline__ void setmaxnreg_dec() {
+#if defined(@FEAT@)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;" :: "n"(R));
+#endif
+}
+__device__ __forceinline__ void mma_commit_group() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.commit_group.sync.aligned;" ::: "memory");
+#endif
+}
+template <int N> __device__ __forceinline__ void mma_wait_group() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("wgmma.wait_group.sync.aligned %0;" :: "n"(N) : "memory");
+#endif
+}
+}  // namespace ww
+"""
+
+
+def emit_cuda(model: Model, p: WarpProgram, arch: str | None = None) -> CudaSource:
+    """Print the kernel and hooks for `arch` (default: from the machine's name)."""
+    arch = arch or arch_for(model)
+    pr = _Printer(model, p, arch)
+    hooks_name = f"{pr.name}_hooks.cuh"
+    return CudaSource(arch, f"ww_{pr.name}_kernel", pr.kernel(hooks_name), pr.hooks(),
+                      hooks_name, pr.lay)
+
+
+def write_cuda(src: CudaSource, out_dir: str | Path, stem: str) -> Path:
+    """Write `<stem>.cu` and the hooks header into out_dir; return the .cu path."""
+    d = Path(out_dir)
+    d.mkdir(parents=True, exist_ok=True)
+    (d / src.hooks_name).write_text(src.hooks)
+    cu = d / f"{stem}.cu"
+    cu.write_text(src.kernel)
+    return cu
+
+
+@attrs.frozen
+class PtxasReport:
+    """What `ptxas -v` said about one kernel for the real target."""
+
+    kernel: str
+    target: str
+    registers: int
+    spill_stores: int
+    spill_loads: int
+    stack_frame: int
+    smem: int
+
+
+@attrs.frozen
+class CompileResult:
+    ok: bool
+    command: tuple[str, ...]
+    output: str
+    kernels: tuple[PtxasReport, ...]
+
+
+def nvcc_path() -> str | None:
+    return shutil.which("nvcc") or (str(Path("/usr/local/bin/nvcc"))
+                                    if Path("/usr/local/bin/nvcc").exists() else None)
+
+
+def compile_cuda(cu: str | Path, arch: str, nvcc: str | None = None,
+                 timeout: int = 300) -> CompileResult:
+    """nvcc -arch=<arch> -c with ptxas -v; parse registers and spills per kernel."""
+    nvcc = nvcc or nvcc_path()
+    if nvcc is None:
+        raise FileNotFoundError("nvcc not found")
+    cu = Path(cu)
+    cmd = (nvcc, f"-arch={arch}", "-std=c++17", "-Xptxas", "-v", "-c", str(cu), "-o",
+           str(cu.with_suffix(".o")))
+    run = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    text = run.stdout + run.stderr
+    return CompileResult(run.returncode == 0, cmd, text, tuple(parse_ptxas(text, arch)))
+
+
+_ENTRY = re.compile(r"Compiling entry function '([^']+)' for '([^']+)'")
+_PROPS = re.compile(r"(\d+) bytes stack frame, (\d+) bytes spill stores, (\d+) bytes spill loads")
+_USED = re.compile(r"Used (\d+) registers(?:.*?, (\d+) bytes smem)?")
+
+
+def parse_ptxas(text: str, arch: str | None = None) -> list[PtxasReport]:
+    """Per kernel and target: registers, spill stores/loads, stack frame, static smem."""
+    out, cur, props = [], None, (0, 0, 0)
+    for line in text.splitlines():
+        m = _ENTRY.search(line)
+        if m:
+            cur, props = (m.group(1), m.group(2)), (0, 0, 0)
+            continue
+        m = _PROPS.search(line)
+        if m and cur:
+            props = tuple(int(x) for x in m.groups())
+            continue
+        m = _USED.search(line)
+        if m and cur:
+            if arch is None or cur[1] == arch:
+                out.append(PtxasReport(cur[0], cur[1], int(m.group(1)), props[1], props[2],
+                                       props[0], int(m.group(2) or 0)))
+            cur = None
+    return out

@@ -1,0 +1,134 @@
+"""`fa-bwd` on h100 and b200: the single-pass FlashAttention backward inner loop (FA2/FA3
+algorithm; Twill paper section 6.3): for a fixed K/V tile, iterate over Q tiles.
+
+Per iteration: load_q (Q and LSE), load_do (dO and D) by TMA; qk (S = Q K^T); exp (P = exp2(S -
+LSE)); dp (dP = dO V^T); ds (dS = P (dP - D)); dv (dV += P^T dO) and dk (dK += dS^T Q), whose
+accumulators are carried to the next iteration; dq (dQ = dS K); dq_stage (dQ to shared memory) and
+dq_store (the TMA reduce-add into global memory: the atomic reduction; issued
+asynchronously, it only holds the staging buffer until the TMA has read it).  Five
+GEMMs, one exponential, one reduction.  Write-after-read edges guard the Q and dO rings (`stages`),
+the P and dS shared-memory tiles (`ps_stages`) and the single dQ staging buffer.
+
+h100 (FA3 bwd): results live in registers of the 128 threads of a warpgroup: S, P, dP are
+block_m x block_n fp32 (64 registers at 64 x 128), dS is kept in 16 bits for the dQ GEMM, and the
+dV and dK accumulators take block_n x head_dim fp32 each (128 registers at 128 x 128), so the two
+cannot share a 240-register warpgroup - the register limit is what shapes the Hopper schedule.
+P and dS also go to shared memory as the dV / dK GEMM operands.
+b200 (FA4 bwd): S, dP, dV, dK, dQ live in Tensor Memory (columns), the compute warps load S and dP
+with tcgen05.ld (blocking on the MMA commit), keep P in registers for dS, store P (16-bit) back to
+TMEM for the dV GEMM and dS to shared memory; dq_stage loads dQ from TMEM and writes it to shared
+memory for the reduce-add.  The default inventory is FA4 bwd's launch (reduce 152, two compute
+warpgroups 136, MMA and load warps 88).
+
+`subtiles=2` splits the K/V tile into two halves of block_n/2 rows, each with its own S, P, dP,
+dS, dV, dK and a partial dQ (reduced separately by the atomic add).
+"""
+
+from __future__ import annotations
+
+from warpweave.core.model import Model
+from warpweave.kernels.attention import regs, tile_params, tma_loads
+from warpweave.kernels.graph import Graph
+from warpweave.kernels.spec import KernelSpec, Param, machine_for
+from warpweave.machines.costs import Phase, cycles, dtype_bytes
+from warpweave.machines.gpu import MachineSpec
+
+# FA4 bwd's launch on B200: reduce warpgroup, two compute warpgroups, MMA and load warps.
+B200_GROUPS = "wg0:4:152,wg1:4:136,wg2:4:136,w12:1:88,w13:1:88"
+B200_VL = "w13"
+DEFAULT_BLOCK_M = {"h100": 64, "b200": 128}
+
+
+def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: str, stages: int,
+          ps_stages: int, subtiles: int, groups: str, vl: str, max_regs: int) -> Model:
+    cost = spec.costs
+    tmem = cost.has_tmem
+    eb = dtype_bytes(dtype)
+    block_m = block_m or DEFAULT_BLOCK_M.get(spec.name, 64)
+    q_bytes = block_m * head_dim * eb + block_m * 4             # Q and LSE (dO and D alike)
+    kv_resident = 2 * block_n * head_dim * eb                   # K and V stay in shared memory
+    machine = machine_for(spec, groups, vl, max_regs,
+                          B200_GROUPS if tmem else None, B200_VL if tmem else None,
+                          smem_reserved=kv_resident)
+    name = "fa-bwd" if subtiles == 1 else "fa-bwd-subtiled"
+    g = Graph(name, machine)
+    tma_loads(g, cost, ("load_q", "load_do"), q_bytes)
+    n = block_n // subtiles
+    s_elems, kv_elems, q_elems = block_m * n, n * head_dim, block_m * head_dim
+    smem_write = Phase(None, 0, cycles(s_elems * eb / cost.f["smem_bytes_per_clk"]), "st.shared")
+    mma = {"warps": 1 if tmem else 4, "is_async": True}
+
+    def result(elements: int, nbytes: int) -> dict:
+        """Where a GEMM result lives: TMEM columns on b200, registers of a warpgroup on h100."""
+        if tmem:
+            return {"footprint": {"tmem": elements * nbytes // (128 * 4)}}
+        return {"regs": regs(elements, nbytes),
+                "spill_cost": cost.register_handoff(elements * nbytes)}
+
+    for h in range(subtiles):
+        x = str(h) if subtiles > 1 else ""
+        qk = g.op(f"qk{x}", cost.gemm(block_m, n, head_dim, dtype), **mma, **result(s_elems, 4))
+        dp = g.op(f"dp{x}", cost.gemm(block_m, n, head_dim, dtype), **mma, **result(s_elems, 4))
+        if tmem:
+            exp = g.op(f"exp{x}", cost.tmem_load(s_elems * 4),
+                       (cost.exp(s_elems), cost.fp32(s_elems, 1, "scale")),
+                       cost.tmem_store(s_elems * eb), warps=4, regs=regs(s_elems, 4),
+                       footprint={"tmem": s_elems * eb // (128 * 4)},
+                       spill_cost=cost.register_handoff(s_elems * 4))
+            ds = g.op(f"ds{x}", cost.tmem_load(s_elems * 4), cost.fp32(s_elems, 2, "P (dP - D)"),
+                      cost.convert(s_elems), smem_write, warps=4,
+                      footprint={"smem": s_elems * eb})
+        else:
+            exp = g.op(f"exp{x}", (cost.exp(s_elems), cost.fp32(s_elems, 1, "scale")),
+                       cost.convert(s_elems), smem_write, warps=4, regs=regs(s_elems, 4),
+                       footprint={"smem": s_elems * eb},
+                       spill_cost=cost.register_handoff(s_elems * 4))
+            ds = g.op(f"ds{x}", cost.fp32(s_elems, 2, "P (dP - D)"), cost.convert(s_elems),
+                      smem_write, warps=4, regs=regs(s_elems, eb),
+                      footprint={"smem": s_elems * eb},
+                      spill_cost=cost.register_handoff(s_elems * eb))
+        dv = g.op(f"dv{x}", cost.gemm(n, head_dim, block_m, dtype), **mma, **result(kv_elems, 4))
+        dk = g.op(f"dk{x}", cost.gemm(n, head_dim, block_m, dtype), **mma, **result(kv_elems, 4))
+        dq = g.op(f"dq{x}", cost.gemm(block_m, head_dim, n, dtype), **mma, **result(q_elems, 4))
+        fetch = (cost.tmem_load(q_elems * 4),) if tmem else ()
+        stage = g.op(f"dq_stage{x}", *fetch,
+                     Phase(None, 0, cycles(q_elems * 4 / cost.f["smem_bytes_per_clk"]),
+                           "st.shared"), warps=4, footprint={"smem": q_elems * 4})
+        store = g.op(f"dq_store{x}", cost.tma_store(q_elems * 4, "TMA reduce-add", True),
+                     warps=1, is_async=True)
+        g.edge("load_q", qk, blocking=True)
+        g.edge("load_q", dk, blocking=True)
+        g.edge("load_do", dp, blocking=True)
+        g.edge("load_do", dv, blocking=True)
+        g.edge(qk, exp, blocking=True)
+        g.edge(dp, ds, blocking=True)
+        g.edge(exp, ds)
+        g.edge(exp, dv)
+        g.edge(ds, dk)
+        g.edge(ds, dq)
+        g.edge(dq, stage, blocking=True)
+        g.edge(stage, store)
+        g.edge(dv, dv, distance=1)
+        g.edge(dk, dk, distance=1)
+        g.reuse(dk, "load_q", stages)
+        g.reuse(dv, "load_do", stages)
+        g.reuse(dv, exp, ps_stages)
+        g.reuse(dk, ds, ps_stages)
+        if tmem:
+            g.reuse(dq, ds, ps_stages)   # on b200 the dQ GEMM reads dS from shared memory too
+        g.reuse(store, stage, 1)        # the staging buffer is free once the TMA has read it
+    return g.model()
+
+
+SPEC = KernelSpec(
+    name="fa-bwd",
+    description="single-pass FlashAttention backward inner loop: 5 GEMMs, one exponential, dQ "
+                "atomic reduction (subtiles=2: the K/V tile in two halves)",
+    machines=("h100", "b200"),
+    params=(*tile_params(0, 128, 2, what_m="rows of a Q tile (default: 64 on h100 as FA3, "
+                                           "128 on b200 as FA4)"),
+            Param("ps_stages", int, 1, "depth of the P and dS shared-memory buffers", low=1),
+            Param("subtiles", int, 1, "halves of the K/V tile", choices=(1, 2))),
+    build_fn=build,
+    follows="Twill paper section 6.3; FA3 hopper bwd; FA4 flash_bwd_sm100.py",
+)

@@ -1,0 +1,99 @@
+"""`gemm` on h100 and b200: one output tile of a persistent, warp-specialized GEMM per iteration.
+
+Per iteration: `k_steps` k-steps, each a TMA load of the A and B slices (`load<i>`, variable
+latency, into a shared-memory ring of `stages` slots) and an MMA (`mma<i>`) accumulating into the
+tile's accumulator; then the epilogue `epi` (accumulator to 16 bits into shared memory) and the TMA
+store `store`.  The k-step MMAs form a chain on the tensor core (each may issue once the previous
+one has left it); the ring's write-after-read edges run from the MMA that last read a slot to the
+load that refills it.
+
+h100 (CUTLASS Hopper warp-specialized GEMM): TMA on a producer warp, wgmma from a 4-warp consumer
+whose registers hold the fp32 accumulator (block_m x block_n / 128 threads), the epilogue by a
+consumer warpgroup; the accumulator registers are reused by the next tile once `epi` has read
+them.  b200 (CUTLASS / FA4-style SM100 GEMM): tcgen05 MMAs issued by one warp into a TMEM
+accumulator of block_n columns, `acc_stages` accumulators (TMEM double buffering lets the
+epilogue of one tile overlap the MMAs of the next), the epilogue loads the accumulator from TMEM.
+"""
+
+from __future__ import annotations
+
+from warpweave.core.errors import InputError
+from warpweave.core.model import Model
+from warpweave.kernels.attention import regs, tma_loads
+from warpweave.kernels.graph import Graph
+from warpweave.kernels.spec import KernelSpec, Param, machine_for
+from warpweave.machines.costs import Phase, cycles, dtype_bytes
+from warpweave.machines.gpu import MachineSpec
+
+DEFAULT_BLOCK_N = {"h100": 128, "b200": 256}
+DEFAULT_ACC_STAGES = {"h100": 1, "b200": 2}
+
+
+def ring_reader(step: int, k_steps: int, stages: int) -> tuple[int, int]:
+    """The k-step that last used the ring slot that k-step `step` loads into, and how many
+    iterations back it ran: global step g reuses the slot of g - stages."""
+    earlier = step - stages
+    return earlier % k_steps, -(earlier // k_steps)
+
+
+def build(spec: MachineSpec, block_m: int, block_n: int, block_k: int, dtype: str, k_steps: int,
+          stages: int, acc_stages: int, groups: str, vl: str, max_regs: int) -> Model:
+    cost = spec.costs
+    tmem = cost.has_tmem
+    eb = dtype_bytes(dtype)
+    block_n = block_n or DEFAULT_BLOCK_N.get(spec.name, 128)
+    acc_stages = acc_stages or DEFAULT_ACC_STAGES.get(spec.name, 1)
+    if tmem and acc_stages * block_n > cost.f["tmem_columns"]:
+        raise InputError(f"{acc_stages} accumulators of {block_n} columns exceed Tensor Memory",
+                         ("params", "acc_stages"), acc_stages)
+    machine = machine_for(spec, groups, vl, max_regs)
+    g = Graph("gemm", machine)
+    acc_elems = block_m * block_n
+    if tmem:
+        acc = {"footprint": {"tmem": block_n}, "warps": 1}
+    else:
+        acc = {"regs": regs(acc_elems, 4), "warps": 4,
+               "spill_cost": cost.register_handoff(acc_elems * 4)}
+    loads = tuple(f"load{i}" for i in range(k_steps))
+    tma_loads(g, cost, loads, (block_m + block_n) * block_k * eb)
+    steps = []
+    for i in range(k_steps):
+        phase = cost.gemm(block_m, block_n, block_k, dtype)
+        steps.append((g.op(f"mma{i}", phase, is_async=True, **acc), phase.busy))
+    c_bytes = acc_elems * 2   # the output tile in 16 bits
+    fetch = (cost.tmem_load(acc_elems * 4),) if tmem else ()
+    epi = g.op("epi", *fetch, cost.convert(acc_elems),
+               Phase(None, 0, cycles(c_bytes / cost.f["smem_bytes_per_clk"]), "st.shared"),
+               warps=4, footprint={"smem": c_bytes})
+    store = g.op("store", cost.tma_store(c_bytes, until_read=True), warps=1, is_async=True)
+    for i, (mma, _) in enumerate(steps):
+        g.edge(loads[i], mma, blocking=True)
+        if i:
+            g.edge(steps[i - 1][0], mma, delay=steps[i - 1][1])
+        reader, back = ring_reader(i, k_steps, stages)
+        g.reuse(steps[reader][0], loads[i], back)
+    g.edge(steps[-1][0], epi, blocking=True)
+    g.edge(epi, store)
+    g.reuse(store, epi, 1)                              # the C staging tile, once read by the TMA
+    g.reuse(epi, steps[0][0], acc_stages)              # the accumulator is free once read
+    return g.model()
+
+
+SPEC = KernelSpec(
+    name="gemm",
+    description="persistent warp-specialized GEMM, one output tile per iteration: TMA ring, "
+                "k-step MMAs, epilogue and TMA store",
+    machines=("h100", "b200"),
+    params=(Param("block_m", int, 128, "rows of the output tile", low=16),
+            Param("block_n", int, 0, "columns of the output tile (default: 128 on h100, 256 on "
+                  "b200)", low=8),
+            Param("block_k", int, 64, "depth of one k-step", low=8),
+            Param("dtype", str, "bf16", "input dtype", choices=("bf16", "fp16", "fp8")),
+            Param("k_steps", int, 8, "k-steps per output tile in the loop body", low=1,
+                  high=16),
+            Param("stages", int, 4, "shared-memory ring depth in k-steps", low=1),
+            Param("acc_stages", int, 0, "accumulator buffers (default: 1 in h100 registers, 2 "
+                  "in b200 TMEM)", low=1)),
+    build_fn=build,
+    follows="CUTLASS warp-specialized GEMM (sm90 TMA+wgmma, sm100 tcgen05 + TMEM epilogue)",
+)

@@ -1,0 +1,111 @@
+"""`MachineSpec`: a GPU as the registry holds it - a callable that builds a `Machine`, plus the
+figures and cost model that kernel builders read.
+
+Calling a spec with no arguments gives the default machine (what `"machine": "h100"` in a model
+file means).  Keyword options let a kernel builder or a user change the warp-group inventory, the
+variable-latency group, cap every register limit (a reduced register budget), or reserve shared
+memory for loop-invariant tiles (Q in attention); the setmaxnreg rule is checked on every call.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import attrs
+
+from warpweave.core.errors import InputError
+from warpweave.core.model import Machine, Memory, Unit, WarpGroup
+from warpweave.machines.costs import CostModel
+from warpweave.machines.figures import Figures
+from warpweave.machines.inventory import (
+    SETMAXNREG_MIN,
+    SETMAXNREG_STEP,
+    check_inventory,
+    parse_groups,
+)
+
+
+@attrs.frozen
+class UnitSpec:
+    """A functional unit kind, its capacity in the model, and what it stands for."""
+
+    name: str
+    capacity: int
+    description: str
+
+
+@attrs.frozen
+class MemorySpec:
+    """A memory, its capacity (from a figure), the unit of footprints, and what it stands for."""
+
+    name: str
+    figure: str
+    unit: str
+    description: str
+
+
+@attrs.frozen
+class MachineSpec:
+    """A registered GPU: call it (optionally with options) to get a `Machine`."""
+
+    name: str
+    arch: str
+    description: str
+    figures: Figures = attrs.field(eq=False)
+    units: tuple[UnitSpec, ...]
+    memories: tuple[MemorySpec, ...]
+    groups: tuple[WarpGroup, ...]
+    variable_latency_group: str
+    groups_note: str = ""
+
+    @property
+    def costs(self) -> CostModel:
+        return CostModel(self.name, self.figures)
+
+    def __call__(self, groups: Sequence[WarpGroup] | str | None = None,
+                 variable_latency_group: str | None = None, max_regs: int | None = None,
+                 smem_reserved: int = 0) -> Machine:
+        """The machine with the given (or default) inventory; InputError on a bad option."""
+        inventory = list(self.groups if groups is None else
+                         parse_groups(groups) if isinstance(groups, str) else groups)
+        if max_regs is not None:
+            if max_regs < SETMAXNREG_MIN:
+                raise InputError(f"at least {SETMAXNREG_MIN} (setmaxnreg)", ("max_regs",),
+                                 max_regs)
+            cap = max_regs - max_regs % SETMAXNREG_STEP
+            inventory = [attrs.evolve(g, reg_limit=min(g.reg_limit, cap)) for g in inventory]
+        check_inventory(inventory, int(self.figures["registers_per_sm"]),
+                        int(self.figures["max_warps_per_block"]))
+        vl = self.variable_latency_group if variable_latency_group is None \
+            else variable_latency_group
+        if vl not in {g.name for g in inventory}:
+            if variable_latency_group is None:
+                vl = min(inventory, key=lambda g: g.warps).name  # the smallest group loads
+            else:
+                raise InputError("not a group of the inventory", ("variable_latency_group",), vl)
+        memories = []
+        for m in self.memories:
+            capacity = int(self.figures[m.figure]) - (smem_reserved if m.name == "smem" else 0)
+            if capacity < 0:
+                raise InputError(f"reserves more than the {int(self.figures[m.figure])} bytes of "
+                                 "shared memory", ("smem_reserved",), smem_reserved)
+            memories.append(Memory(m.name, capacity))
+        return Machine(self.name, [Unit(u.name, u.capacity) for u in self.units], memories,
+                       inventory, vl)
+
+    def to_dict(self) -> dict:
+        """Everything `warpweave machines --json` shows."""
+        return {
+            "name": self.name, "arch": self.arch, "description": self.description,
+            "units": {u.name: {"capacity": u.capacity, "description": u.description}
+                      for u in self.units},
+            "memories": {m.name: {"capacity": int(self.figures[m.figure]), "unit": m.unit,
+                                  "description": m.description} for m in self.memories},
+            "warp_groups": [{"name": g.name, "warps": g.warps, "reg_limit": g.reg_limit}
+                            for g in self.groups],
+            "variable_latency_group": self.variable_latency_group,
+            "groups_note": self.groups_note,
+            "registers_used": check_inventory(self.groups,
+                                              int(self.figures["registers_per_sm"])),
+            "figures": {f.name: f.to_dict() for f in self.figures},
+        }

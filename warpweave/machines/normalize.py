@@ -1,0 +1,187 @@
+"""Cost normalization (Twill paper section 5.2; DESIGN section 3): map raw cycle counts to small
+integers with nearly the same ratios, so that time-indexed encodings stay small, and map schedules
+found in those units back to raw cycles.
+
+The pool C is the distinct positive raw costs of a model: op cycles, edge delays and spill costs.
+The ILP, stated in the IR (`warpweave.encodings.ir.Problem`) and solved by whatever `solve`
+callable is given (a registered backend by name: `registry_solver`):
+
+    minimize F  s.t.  -F <= C[i] C'[j] - C[j] C'[i] <= F  for all i < j,   1 <= sum C' <= U,
+
+C' integer in [0, U].  The normalized model takes every cost through the map C -> C' (op cycles
+at least 1; an edge whose delay is its source's cycles keeps that relation).  A scale
+k = max ceil(C / C') over the costs with C' > 0 makes every raw cost fit in k times its
+normalized one; reservation row c of a raw op becomes row c // k of the normalized op (the rows
+merged by taking the larger count), so a schedule valid in normalized units, multiplied by k,
+keeps every dependence, reservation, lifetime overlap and concurrency of the raw model - unless a
+positive cost normalized to 0 (or an op was raised to 1 cycle).  Those costs are reported as
+warnings; `denormalize` gives the raw schedule either way, and the caller verifies it again in raw
+units, where such a rounding shows up as a violation instead of being hidden.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import defaultdict
+from collections.abc import Callable, Iterable, Mapping
+
+import attrs
+
+from warpweave.core.errors import InputError
+from warpweave.core.model import Edge, Model, Op
+from warpweave.core.registry import backend
+from warpweave.core.schedule import Schedule
+from warpweave.core.validate import check_model
+from warpweave.encodings.ir import IntVar, Problem, Var
+
+Solve = Callable[[Problem], Mapping[Var, int] | None]
+
+
+@attrs.frozen
+class Normalized:
+    """A model in normalized units, the cost map, the scale back to raw cycles, and warnings."""
+
+    raw: Model
+    model: Model
+    mapping: Mapping[int, int]
+    scale: int
+    U: int
+    F: int
+    warnings: tuple[str, ...]
+    unsafe: tuple[str, ...] = ()
+
+    @property
+    def conservative(self) -> bool:
+        """True when scale x every normalized cost covers its raw cost, so every valid normalized
+        schedule denormalizes to a valid raw one."""
+        return not self.unsafe
+
+    def denormalize(self, schedule: Schedule) -> Schedule:
+        """The raw-cycle schedule: every start time and I multiplied by the scale; L covers both
+        the scaled length and the raw ends of the ops."""
+        k = self.scale
+        start = {v: k * t for v, t in schedule.start.items()}
+        length = max([k * schedule.L] + [start[op.name] + op.cycles for op in self.raw.ops])
+        return Schedule(self.raw.name, k * schedule.I, length, start, schedule.group)
+
+    def to_dict(self) -> dict:
+        return {"U": self.U, "F": self.F, "scale": self.scale,
+                "mapping": {str(c): n for c, n in sorted(self.mapping.items())},
+                "warnings": list(self.warnings), "unsafe": list(self.unsafe)}
+
+
+def cost_uses(model: Model) -> dict[int, list[str]]:
+    """Every distinct positive raw cost and what uses it (for the pool and the warnings)."""
+    uses: dict[int, list[str]] = defaultdict(list)
+    for op in model.ops:
+        uses[op.cycles].append(f"cycles of {op.name}")
+        if op.spill_cost:
+            uses[op.spill_cost].append(f"spill cost of {op.name}")
+    for e in model.edges:
+        if e.delay:
+            uses[e.delay].append(f"delay {e.src} -> {e.dst}")
+    return dict(uses)
+
+
+def normalization_problem(costs: Iterable[int], U: int) -> tuple[Problem, list[IntVar], IntVar]:
+    """The ILP of section 5.2 over the distinct costs `costs`: (problem, C' variables, F)."""
+    C = list(costs)
+    if U < 1:
+        raise InputError("the normalization bound U must be >= 1", ("U",), U)
+    p = Problem("cost-normalization")
+    scaled = [p.int(f"c{c}", 0, U) for c in C]
+    F = p.int("F", 0, max(C, default=1) * U)
+    for i in range(len(C)):
+        for j in range(i + 1, len(C)):
+            diff = [(C[i], scaled[j]), (-C[j], scaled[i])]
+            p.add_linear(diff + [(-1, F)], "<=", 0)
+            p.add_linear(diff + [(1, F)], ">=", 0)
+    p.add_linear([(1, x) for x in scaled], ">=", 1)
+    p.add_linear([(1, x) for x in scaled], "<=", U)
+    p.minimize([(1, F)])
+    return p, scaled, F
+
+
+def normalize(model: Model, U: int, solve: Solve | None = None) -> Normalized:
+    """Normalize `model`'s costs with bound U, solving the ILP with `solve` (default: the
+    registered backend `cbc`)."""
+    uses = cost_uses(model)
+    costs = sorted(uses)
+    problem, scaled, F = normalization_problem(costs, U)
+    values = (solve or registry_solver())(problem)
+    if values is None:
+        raise InputError("the cost-normalization ILP has no solution", ("U",), U)
+    mapping = {c: int(values[x]) for c, x in zip(costs, scaled, strict=True)}
+    positive = [c for c in costs if mapping[c] > 0]
+    scale = max((math.ceil(c / mapping[c]) for c in positive), default=1)
+    warnings = [f"cost {c} normalizes to 0 ({'; '.join(uses[c])})"
+                for c in costs if mapping[c] == 0]
+    ops = [_normal_op(op, mapping, scale) for op in model.ops]
+    cycles = {op.name: op.cycles for op in ops}
+    edges = [_normal_edge(e, model, mapping, cycles) for e in model.edges]
+    normalized = check_model(attrs.evolve(model, ops=ops, edges=edges))
+    unsafe = tuple(f"{what}: {raw} raw cycles > {scale} x {norm}"
+                   for what, raw, norm in _pairs(model, normalized) if raw > scale * norm)
+    return Normalized(model, normalized, mapping, scale, U, int(values[F]), tuple(warnings),
+                      unsafe)
+
+
+def by_unit(model: Model, unit: int) -> Normalized:
+    """Normalize by rounding every cost up to whole units of `unit` cycles: C' = ceil(C / unit).
+
+    Conservative by construction (unit x C' >= C for every cost, none becomes 0), so every valid
+    normalized schedule denormalizes to a valid raw one; the price is up to one unit of slack
+    per cost.  Unlike the ILP, the resolution is chosen directly.
+    """
+    if unit < 1:
+        raise InputError("the normalization unit must be >= 1 cycle", ("unit",), unit)
+    uses = cost_uses(model)
+    mapping = {c: -(-c // unit) for c in uses}
+    ops = [_normal_op(op, mapping, unit) for op in model.ops]
+    cycles = {op.name: op.cycles for op in ops}
+    edges = [_normal_edge(e, model, mapping, cycles) for e in model.edges]
+    normalized = check_model(attrs.evolve(model, ops=ops, edges=edges))
+    F = max((abs(a * mapping[b] - b * mapping[a]) for a in mapping for b in mapping), default=0)
+    return Normalized(model, normalized, mapping, unit, sum(mapping.values()), F, ())
+
+
+def auto_unit(model: Model, lower_bound: int, resolution: int = 64) -> int:
+    """The unit that leaves about `resolution` units in the lower bound on I (1: no scaling)."""
+    return max(1, lower_bound // resolution)
+
+
+def _pairs(raw: Model, normalized: Model) -> Iterable[tuple[str, int, int]]:
+    """Every cost of the raw model beside its normalized value."""
+    for a, b in zip(raw.ops, normalized.ops, strict=True):
+        yield f"cycles of {a.name}", a.cycles, b.cycles
+        yield f"spill cost of {a.name}", a.spill_cost, b.spill_cost
+    for a, b in zip(raw.edges, normalized.edges, strict=True):
+        yield f"delay {a.src} -> {a.dst}", a.delay, b.delay
+
+
+def _normal_op(op: Op, mapping: Mapping[int, int], scale: int) -> Op:
+    cycles = max(1, mapping[op.cycles])
+    rows: list[dict[str, int]] = [{} for _ in range(cycles)]
+    for c, unit, n in op.usage():
+        row = rows[min(c // scale, cycles - 1)]
+        row[unit] = max(row.get(unit, 0), n)
+    while rows and not rows[-1]:
+        rows.pop()
+    return attrs.evolve(op, cycles=cycles, rrt=rows,
+                        spill_cost=mapping[op.spill_cost] if op.spill_cost else 0)
+
+
+def _normal_edge(e: Edge, model: Model, mapping: Mapping[int, int],
+                 cycles: Mapping[str, int]) -> Edge:
+    if e.delay == model.op(e.src).cycles:
+        return attrs.evolve(e, delay=cycles[e.src])
+    return attrs.evolve(e, delay=mapping[e.delay] if e.delay else 0)
+
+
+def registry_solver(spec: str = "cbc") -> Solve:
+    """A `solve` callable backed by the backend registered as `spec` (`family[:options]`)."""
+    def solve(problem: Problem) -> Mapping[Var, int] | None:
+        result = backend(spec).solve(problem)
+        return result.values if result.status.has_solution else None
+
+    return solve

@@ -1,0 +1,164 @@
+"""The whole job of `warpweave solve`: a model (a file or a library kernel), streaming ops at zero
+latency, cost normalization when cycle counts are large, the optimal search, and the answer
+mapped back to raw cycles and verified there (DESIGN section 3, "Cost normalization").
+
+Data flows one way: model -> streaming -> normalize -> search -> denormalize -> verify (raw).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from pathlib import Path
+
+import attrs
+
+from warpweave.core.bounds import bounds
+from warpweave.core.errors import InputError
+from warpweave.core.formats import load_model, schedule_to_dict
+from warpweave.core.model import Model
+from warpweave.core.schedule import Schedule
+from warpweave.core.search import Attempt, Outcome, constraint_set, search
+from warpweave.core.streaming import StreamingOp, apply_streaming
+from warpweave.core.verify import Violation
+from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
+
+DEFAULT_BACKEND = "sat:cadical195/totalizer/bdd"
+# Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units.
+AUTO_THRESHOLD, RESOLUTION = 128, 64
+
+
+@attrs.frozen
+class Options:
+    """What `solve` may be told (the command-line options of `warpweave solve`)."""
+
+    backend: str = DEFAULT_BACKEND
+    encoding: str = "compact"
+    without: tuple[str, ...] = ()
+    max_stages: int | None = None
+    time_limit: float | None = None
+    solve_limit: float | None = None
+    paper_search: bool = False
+    tie_breakers: tuple[str, ...] = ()
+    seed: int = 0
+    streaming: bool = True
+    normalize: str = "auto"   # auto | off | unit=K | paper=U
+
+
+@attrs.frozen
+class Run:
+    """A solve: the model as given, what was solved, the search's outcome, and the raw answer."""
+
+    raw: Model                        # as given, streaming applied (what `schedule` is for)
+    model: Model                      # what the search solved (normalized, if it was)
+    streaming: tuple[StreamingOp, ...]
+    normalized: Normalized | None
+    outcome: Outcome
+    schedule: Schedule | None         # in raw cycles
+    raw_violations: tuple[Violation, ...]
+    comparison: str | None = None     # Algorithm 1 against the full search
+
+    @property
+    def exit_status(self) -> int:
+        """0 an optimal (or, with --paper-search, Algorithm 1's) verified answer, 1 none exists,
+        3 a limit was reached or the raw re-verification failed."""
+        if self.schedule is not None and not self.raw_violations and \
+                (self.outcome.optimal or self.comparison is not None):
+            return 0
+        return 1 if self.outcome.status == "infeasible" else 3
+
+
+def load_target(target: str, machine: str | None = None, params: Sequence[str] = ()) -> Model:
+    """A model file, or a library kernel built on `machine` with `key=value` params."""
+    from warpweave.kernels import kernel_spec, parse_params
+    if Path(target).suffix in (".json", ".toml") or Path(target).exists():
+        if machine or params:
+            raise InputError("--machine and key=value parameters are for library kernels, "
+                             "not model files", value=target)
+        return load_model(target)
+    spec = kernel_spec(target)
+    return spec.build(machine, **parse_params(spec, params))
+
+
+def normalization(model: Model, how: str) -> Normalized | None:
+    """Apply the normalization `how` asks for: auto | off | unit=K | paper=U."""
+    if how == "off":
+        return None
+    kind, _, value = how.partition("=")
+    if kind == "auto":
+        lower = bounds(model).lower
+        return by_unit(model, auto_unit(model, lower, RESOLUTION)) \
+            if lower > AUTO_THRESHOLD else None
+    if kind in ("unit", "paper") and value.isdigit() and int(value) >= 1:
+        return by_unit(model, int(value)) if kind == "unit" else normalize(model, int(value))
+    raise InputError("expected auto, off, unit=K (cycles per unit) or paper=U (the paper's ILP "
+                     "with bound U)", ("--normalize",), how)
+
+
+def run_solve(model: Model, options: Options = Options(),
+              progress: Callable[[Attempt], None] | None = None) -> Run:
+    """Solve `model` as `options` say; the answer is verified in raw cycles."""
+    streaming: list[StreamingOp] = []
+    if options.streaming:
+        model, streaming = apply_streaming(model)
+    norm = normalization(model, options.normalize)
+    solved = norm.model if norm else model
+    cons = constraint_set(without=options.without)
+
+    def go(paper: bool) -> Outcome:
+        return search(solved, backend=options.backend, encoding=options.encoding,
+                      constraints=cons, max_stages=options.max_stages,
+                      time_limit=options.time_limit, solve_limit=options.solve_limit,
+                      paper=paper, tie_breakers=options.tie_breakers, seed=options.seed,
+                      progress=progress)
+
+    outcome = go(options.paper_search)
+    comparison = None
+    if options.paper_search and outcome.schedule is not None:
+        comparison = _compare(outcome, go(False))
+    schedule = outcome.schedule
+    violations: tuple[Violation, ...] = ()
+    if schedule is not None and norm is not None:
+        schedule = norm.denormalize(schedule)
+        violations = tuple(v for c in cons for v in c.check(model, schedule))
+    return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison)
+
+
+def _compare(paper: Outcome, full: Outcome) -> str:
+    a, b = paper.schedule, full.schedule
+    if b is None:
+        return f"the full search found no schedule ({full.status})"
+    if (a.I, a.L) == (b.I, b.L):
+        return f"the full search agrees: I={b.I}, L={b.L} ({full.status})"
+    return (f"the full search differs: I={b.I}, L={b.L} ({full.status}) against Algorithm 1's "
+            f"I={a.I}, L={a.L}")
+
+
+# ---------------------------------------------------------------------------------------------
+# Reports
+
+
+def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
+    """The schedule format of DESIGN section 5 (raw cycles) with the search's extra fields."""
+    o, s = run.outcome, run.schedule
+    extra: dict = {"optimal": o.optimal and not run.raw_violations, "status": o.status,
+                   "lower_bound": o.lower_bound, "proof": o.proof(), "backend": o.backend,
+                   "encoding": o.encoding, "seconds": round(o.seconds, 3),
+                   "constraints": list(o.constraints),
+                   "notes": list(o.notes) + ([run.comparison] if run.comparison else [])}
+    if run.streaming:
+        at = s.I if s else o.lower_bound
+        extra["streaming"] = [x.to_dict(at) for x in run.streaming]
+    if run.normalized is not None:
+        n = run.normalized
+        extra["scale"] = {**n.to_dict(), "cycles_per_unit": n.scale,
+                          "I": o.schedule.I if o.schedule else None,
+                          "L": o.schedule.L if o.schedule else None,
+                          "start": dict(o.schedule.start) if o.schedule else None,
+                          "raw_valid": not run.raw_violations,
+                          "raw_violations": [v.to_dict() for v in run.raw_violations]}
+    if s is None:
+        return {"format": "warpweave.schedule/1", "model": run.raw.name, "I": None, **extra}
+    extra["stages"] = s.stages
+    if buffers is not None:
+        extra["buffers"] = buffers
+    return schedule_to_dict(s, **extra)
