@@ -2,7 +2,8 @@
 
 For each I from max(ResMII, RecMII) up to `Bounds.i_upper` (one by one: feasibility is not monotone
 in I), a few group assignments are tried - neighbours together, load spread out, repairs of what
-the verifier rejected, seeded random ones.  Each is scheduled by Rau's IMS (`core.ims`) with
+the verifier rejected, moves of ops the scheduler could not settle, seeded random ones and other
+priority orders.  Each is scheduled by Rau's IMS (`core.ims`) with
 cross-group data edges lengthened by the spill and group occupancy checked for rule 9, within the
 stage bound; the tight length L is taken, and the schedule is returned only if the verifier accepts
 it under the caller's rules - as placed, or with values' lifetimes shortened (`sink`) when the
@@ -101,8 +102,9 @@ def heuristic_schedule(model: Model, *, max_stages: int | None = None,
                            time.perf_counter() - started, run.steps, why, lower)
 
 
-# Rules the modulo scheduler and the assignment satisfy as they build (rule 9 modulo I, which is
-# stricter than over Q).  Candidates are first checked against the others; answers against all.
+# Rules the modulo scheduler and the assignment satisfy as they build (rule 9 modulo I between
+# distinct ops, which is stricter than over Q; an op overlapping its own next copy is not seen).
+# Candidates are first checked against the other rules; an answer against all of them.
 BY_CONSTRUCTION = ("dependence", "cross_warp_spill", "capacity", "completion", "warp_uniqueness",
                    "variable_latency", "concurrency")
 
