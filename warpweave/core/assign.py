@@ -81,21 +81,27 @@ class Planner:
 
     def _clusters(self) -> list[list[str]]:
         """Ops grouped by dependence cycle (a spill inside a recurrence lengthens it), in
-        breadth-first order; a cycle that no single group may run whole is split."""
-        component = {}
-        for k, comp in enumerate(_sccs(self.model.op_names, list(self.model.edges))):
-            for v in comp:
-                component[v] = k
-        by_component: dict[int, list[str]] = {}
-        for v in self._order():
-            by_component.setdefault(component[v], []).append(v)
+        breadth-first order.  A cycle that no single group may run whole loses the ops with the
+        fewest allowed groups (the loads pinned to the variable-latency group, say), and what
+        remains is split into its own cycles again."""
+        order = self._order()
+        rank = {v: k for k, v in enumerate(order)}
         out = []
-        for members in by_component.values():
-            if self._common(members):
-                out.append(members)
-            else:
-                out.extend([v] for v in members)
-        return out
+        todo = [sorted(order, key=rank.get)]
+        while todo:
+            ops = todo.pop(0)
+            inner = [e for e in self.model.edges if e.src in ops and e.dst in ops]
+            for comp in sorted((sorted(c, key=rank.get) for c in _sccs(ops, inner)),
+                               key=lambda c: rank[c[0]]):
+                if len(comp) == 1 or self._common(comp):
+                    out.append(comp)
+                    continue
+                fewest = min(len(self.allowed[v]) for v in comp)
+                out.extend([v] for v in comp if len(self.allowed[v]) == fewest)
+                rest = [v for v in comp if len(self.allowed[v]) > fewest]
+                if rest:
+                    todo.append(rest)
+        return sorted(out, key=lambda c: rank[c[0]])
 
     def _common(self, members: Sequence[str]) -> list[str]:
         """The groups every op of `members` may run on, in machine order."""
@@ -128,7 +134,7 @@ class Planner:
                 crowded = max(0, occ[g] + busy_for - self.I) if busy else 0
                 affinity = sum(w for v in members for n, w in self.neighbours[v]
                                if group.get(n) == g)
-                load = (regs[g] + need) / max(1, limit)
+                load = max((regs[g] + need) / max(1, limit), (occ[g] + busy_for) / self.I)
                 return (overflow, crowded, load, -affinity) if spread else \
                     (overflow, crowded, -affinity, regs[g] == 0 and occ[g] == 0, load)
             g = min(self._common(members), key=key)
