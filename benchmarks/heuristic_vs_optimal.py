@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import time
+from pathlib import Path
 
 from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model
@@ -35,7 +36,7 @@ def compare(path: str, backend: str, encoding: str, time_limit: float | None,
     if norm is not None:
         model = norm.model
     h = heuristic_schedule(model, max_stages=max_stages)
-    row = {"model": model.name, "ops": len(model.ops), "cycles_per_unit": norm.scale if norm
+    row = {"model": Path(path).stem, "ops": len(model.ops), "cycles_per_unit": norm.scale if norm
            else 1, "lower": h.lower_bound, "stages": h.max_stages,
            "heuristic": {"I": h.schedule.I if h.schedule else None,
                          "L": h.schedule.L if h.schedule else None,
