@@ -18,7 +18,7 @@ from warpweave.core.formats import (
     model_to_dict,
     read_document,
     schedule_from_dict,
-    schedule_to_dict,
+    schedule_report,
     write_document,
 )
 from warpweave.core.heuristic import HeuristicResult, heuristic_schedule
@@ -326,12 +326,7 @@ def heuristic_report(result: HeuristicResult, streaming, buffers: dict[str, int]
                            "why": result.why}}
     if streaming:
         extra["streaming"] = [x.to_dict(s.I if s else result.lower_bound) for x in streaming]
-    if s is None:
-        return {"format": "warpweave.schedule/1", "model": result.model.name, "I": None, **extra}
-    extra["stages"] = s.stages
-    if buffers is not None:
-        extra["buffers"] = buffers
-    return schedule_to_dict(s, **extra)
+    return schedule_report(result.model.name, s, extra, buffers)
 
 
 def describe_heuristic(result: HeuristicResult, streaming, buffers: dict[str, int]) -> str:

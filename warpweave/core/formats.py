@@ -326,6 +326,18 @@ def load_schedule(path: str | Path, model: Model) -> Schedule:
         raise exc.with_file(str(path)) from None
 
 
+def schedule_report(model: str, schedule: Schedule | None, extra: dict,
+                    buffers: dict[str, int] | None = None) -> dict:
+    """What `solve --json` and `heuristic --json` print: the schedule format with their `extra`
+    fields, `stages` and `buffers` when there is a schedule, and `"I": null` when there is none."""
+    if schedule is None:
+        return {"format": SCHEDULE_FORMAT, "model": model, "I": None, **extra}
+    extra = {**extra, "stages": schedule.stages}
+    if buffers is not None:
+        extra["buffers"] = buffers
+    return schedule_to_dict(schedule, **extra)
+
+
 def schedule_to_dict(schedule: Schedule, **extra: Any) -> dict:
     """The schedule format of DESIGN section 5 plus any `extra` fields (`optimal`, `proof`, ...)."""
     doc = {"format": SCHEDULE_FORMAT, "model": schedule.model, "I": schedule.I, "L": schedule.L,
