@@ -176,8 +176,9 @@ def test_minimize_search_on_figure_1(fa_model):
 @given(st.data())
 def test_minimize_agrees_with_sweep(data):
     m = data.draw(models(max_ops=4, max_cycles=2))
-    sweep = search(m, backend="sat", encoding="compact", max_stages=3)
-    mini = search(m, backend="cpsat", encoding="integer", strategy="minimize", max_stages=3)
+    sweep = search(m, backend="sat", encoding="compact", max_stages=3, isolate=False)
+    mini = search(m, backend="cpsat", encoding="integer", strategy="minimize", max_stages=3,
+                  isolate=False)
     assert sweep.status == mini.status
     if sweep.schedule is not None:
         assert (sweep.schedule.I, sweep.schedule.L) == (mini.schedule.I, mini.schedule.L)

@@ -274,9 +274,8 @@ def describe_run(run) -> str:
                          s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
         lines.append(_table(rows))
     for x in run.streaming:
-        at = s.I if s else o.lower_bound
         lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
-                     f"{x.depth(at)} iteration(s) ahead")
+                     f"{x.depth(run.raw_interval)} iteration(s) ahead")
     infeasible = [a for a in o.attempts if a.status == "infeasible"]
     if infeasible:
         cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"

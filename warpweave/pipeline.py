@@ -63,6 +63,14 @@ class Run:
     comparison: str | None = None     # Algorithm 1 against the full search
 
     @property
+    def raw_interval(self) -> int:
+        """I in raw cycles: the answer's, or the proven lower bound's when there is none."""
+        if self.schedule is not None:
+            return self.schedule.I
+        scale = self.normalized.scale if self.normalized else 1
+        return self.outcome.lower_bound * scale
+
+    @property
     def exit_status(self) -> int:
         """0 an optimal (or, with --paper-search, Algorithm 1's) verified answer, 1 none exists,
         3 a limit was reached or the raw re-verification failed."""
@@ -160,8 +168,7 @@ def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
                    "constraints": list(o.constraints),
                    "notes": list(o.notes) + ([run.comparison] if run.comparison else [])}
     if run.streaming:
-        at = s.I if s else o.lower_bound
-        extra["streaming"] = [x.to_dict(at) for x in run.streaming]
+        extra["streaming"] = [x.to_dict(run.raw_interval) for x in run.streaming]
     if run.normalized is not None:
         n = run.normalized
         extra["scale"] = {**n.to_dict(), "cycles_per_unit": n.scale,

@@ -99,12 +99,13 @@ class _Solver:
     """Builds and solves one (I, S) problem; verifies what comes back."""
 
     def __init__(self, model: Model, backend: str, encoding: str, seed: int,
-                 bug_dir: Path | None):
+                 bug_dir: Path | None, isolate: bool = True):
         self.model = model
         self.backend = make_backend(backend, seed=seed)
         self.encoding = ENCODINGS.get(encoding)
         self.how = f"{self.backend.spec}/{encoding}"
         self.bug_dir = bug_dir
+        self.isolate = isolate
 
     def view(self, I: int, S: int, cons: Sequence[Constraint], min_length: int,  # noqa: E741
              interval: tuple[int, int] | None = None):
@@ -118,7 +119,10 @@ class _Solver:
 
     def solve(self, view, cons: Sequence[Constraint], limit: float | None):
         """(result, verified schedule or None)."""
-        result = self.backend.solve(view.problem, time_limit=limit)
+        solve = self.backend.solve
+        if self.isolate and hasattr(self.backend, "solve_isolated"):
+            solve = self.backend.solve_isolated
+        result = solve(view.problem, time_limit=limit)
         if not result.status.has_solution:
             return result, None
         schedule = view.decode(result.values)
@@ -147,10 +151,12 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
            time_limit: float | None = None, solve_limit: float | None = None,
            paper: bool = False, tie_breakers: Sequence[str] = (), seed: int = 0,
            progress: Callable[[Attempt], None] | None = None,
-           bug_dir: Path | None = None, strategy: str = "sweep") -> Outcome:
+           bug_dir: Path | None = None, strategy: str = "sweep",
+           isolate: bool = True) -> Outcome:
     """Find an optimal schedule of `model` (see the module docstring).  `strategy` is `sweep`
     (one problem per I and stage count) or `minimize` (I a variable: one problem per stage
-    count; needs an encoding that takes I as a variable)."""
+    count; needs an encoding that takes I as a variable).  With `isolate` every solver call runs
+    in a child process (hard time limits, prompt Ctrl-C, contained crashes; ~20-40 ms each)."""
     if strategy not in ("sweep", "minimize"):
         raise InputError("must be sweep or minimize", ("--search",), strategy)
     if strategy == "minimize" and paper:
@@ -165,7 +171,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     for t in tie_breakers:
         if t not in TIE_BREAKERS:
             raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})", value=t)
-    solver = _Solver(model, backend, encoding, seed, bug_dir)
+    solver = _Solver(model, backend, encoding, seed, bug_dir, isolate)
     deadline = None if time_limit is None else started + time_limit
     attempts: list[Attempt] = []
     notes: list[str] = []
