@@ -23,7 +23,7 @@ from warpweave.core.formats import load_model
 from warpweave.core.heuristic import heuristic_schedule
 from warpweave.core.search import search
 from warpweave.core.streaming import apply_streaming
-from warpweave.pipeline import DEFAULT_BACKEND, normalization
+from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND, normalization
 
 
 def compare(path: str, backend: str, encoding: str, time_limit: float | None,
@@ -44,7 +44,8 @@ def compare(path: str, backend: str, encoding: str, time_limit: float | None,
     tick = time.perf_counter()
     try:
         out = search(model, backend=backend, encoding=encoding, max_stages=h.max_stages,
-                     time_limit=time_limit)
+                     time_limit=time_limit,
+                     strategy="minimize" if encoding == DEFAULT_ENCODING else "sweep")
     except InputError as exc:
         row["optimal"] = {"error": str(exc)}
         return row
@@ -80,8 +81,8 @@ def table(rows: list[dict]) -> str:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("models", nargs="+", help="model files (.json or .toml)")
-    p.add_argument("--backend", default=DEFAULT_BACKEND)
-    p.add_argument("--encoding", default="compact")
+    p.add_argument("--backend", default=MINIMIZE_BACKEND)
+    p.add_argument("--encoding", default=DEFAULT_ENCODING)
     p.add_argument("--time-limit", type=float, default=600.0, help="seconds per search")
     p.add_argument("--max-stages", type=int)
     p.add_argument("--no-streaming", action="store_true")
