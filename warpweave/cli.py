@@ -9,6 +9,8 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+import attrs
+
 from warpweave import __version__
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
@@ -34,6 +36,7 @@ from warpweave.pipeline import (
     SWEEP_BACKEND,
     Options,
     load_target,
+    normalization,
     report,
     run_solve,
 )
@@ -374,9 +377,21 @@ def cmd_heuristic(args) -> int:
     for name in args.without:
         if name not in RULES:
             raise InputError(f"unknown rule (known: {', '.join(RULES)})", ("--without",), name)
-    result = heuristic_schedule(model, max_stages=args.max_stages,
-                                rules=[r for r in RULES if r not in set(args.without)],
-                                budget=args.budget, seed=args.seed, time_limit=args.time_limit)
+    rules = [r for r in RULES if r not in set(args.without)]
+    norm = normalization(model, args.normalize)
+    result = heuristic_schedule(norm.model if norm else model, max_stages=args.max_stages,
+                                rules=rules, budget=args.budget, seed=args.seed,
+                                time_limit=args.time_limit)
+    note = None
+    if norm is not None:
+        note = f"  costs normalized: 1 unit = {norm.scale} cycles (I tried in units)"
+        raw = norm.denormalize(result.schedule) if result.schedule is not None else None
+        if raw is not None and verify(model, raw, rules):
+            note += "; the schedule fails in raw cycles, so none is reported"
+            raw = None
+        b = bounds(model, set(rules))
+        result = attrs.evolve(result, model=model, schedule=raw, bounds=b, lower_bound=b.lower,
+                              why=result.why or (None if raw else "raw-cycle check failed"))
     s = result.schedule
     buffers = _ring_depths(model, s, streaming) if s is not None else None
     doc = heuristic_report(result, streaming, buffers)
@@ -385,7 +400,11 @@ def cmd_heuristic(args) -> int:
     if args.json:
         print(dumps(doc), end="")
     else:
-        print(describe_heuristic(result, streaming, buffers or {}))
+        text = describe_heuristic(result, streaming, buffers or {})
+        if note:
+            first, _, rest = text.partition("\n")
+            text = "\n".join([first, note, rest])
+        print(text)
     return EXIT_OK if s is not None else EXIT_NO
 
 
@@ -741,7 +760,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser(
         "heuristic", help="a fast schedule by iterative modulo scheduling (no optimality proof)",
         description="Rau's iterative modulo scheduling with a greedy warp-group assignment, "
-        "trying I upward from max(ResMII, RecMII) in raw cycles; every schedule it prints is "
+        "trying I upward from max(ResMII, RecMII) (in normalized units when costs are large); "
+        "every schedule it prints is "
         "verified. A heuristic: it claims no optimality, and failing is no proof of "
         "infeasibility. Exit 0 schedule found, 1 none found, 2 bad input.")
     _target_arguments(p)
@@ -753,6 +773,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="leave a rule out (repeatable), e.g. --without concurrency")
     p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
                    "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--normalize", default="auto", metavar="HOW", help="cost normalization as "
+                   "for solve: auto (default), off, unit=K or paper=U; the schedule is mapped "
+                   "back to raw cycles and verified there")
     p.add_argument("--time-limit", type=float, help="seconds, after which the I being tried "
                    "is the last (the answer then depends on the machine's speed)")
     p.add_argument("--seed", type=int, default=0, help="seed of the randomized attempts "
