@@ -5,9 +5,12 @@ from __future__ import annotations
 import json
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from warpweave.cli import main
 from warpweave.core.constraints import Capacity
+from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.search import SearchBug, constraint_set, search
@@ -16,6 +19,7 @@ from warpweave.encodings.compact import CompactEncoding
 
 from .conftest import EXAMPLES
 from .independent_check import broken_rules
+from .strategies import models
 
 BACKENDS = ["cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat"]
 
@@ -130,14 +134,22 @@ def test_tie_break_on_groups():
 def test_solve_json_is_accepted_by_verify_and_the_independent_checker(tmp_path, capsys):
     path = str(EXAMPLES / "fa-simplified.json")
     out = tmp_path / "s.json"
-    assert main(["solve", path, "--backend", "sat", "--json", "--out", str(out)]) == 0
+    assert main(["solve", path, "--backend", "sat", "--encoding", "compact", "--json", "--out",
+                 str(out)]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed == json.loads(out.read_text())
     assert printed["I"] == 2 and printed["optimal"] is True and printed["lower_bound"] == 2
     assert [(a["phase"], a["S"], a["status"]) for a in printed["proof"]] == [
         ("relaxation", 4, "feasible"), ("joint", 1, "infeasible"), ("joint", 2, "optimal")]
     assert main(["verify", path, str(out)]) == 0
+    assert capsys.readouterr().out.startswith("valid:")
     assert broken_rules(read_document(path), printed) == set()
+    # the defaults: I a variable, CP-SAT, the integer encoding
+    assert main(["solve", path, "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["I"], printed["L"], printed["encoding"]) == (2, 4, "integer")
+    assert printed["backend"].startswith("cpsat")
+    assert {a["phase"] for a in printed["proof"]} == {"minimize"}
 
 
 def test_solve_exit_statuses(tmp_path, capsys):
@@ -149,3 +161,25 @@ def test_solve_exit_statuses(tmp_path, capsys):
     assert "no schedule with I <=" in capsys.readouterr().out
     assert main(["solve", str(m), "--backend", "nope"]) == 2
     assert main(["solve", str(m), "--without", "nothing"]) == 2
+
+
+def test_minimize_search_on_figure_1(fa_model):
+    out = search(fa_model, backend="cpsat", encoding="integer", strategy="minimize")
+    assert out.optimal and (out.schedule.I, out.schedule.L) == (2, 4)
+    # one problem per stage count: S=1 finds I=3, S=2 beats it with I=2, S>=3 cannot beat 2
+    assert [(a.S, a.status) for a in out.attempts][:2] == [(1, "optimal"), (2, "optimal")]
+    with pytest.raises(InputError, match="--encoding integer"):
+        search(fa_model, backend="cpsat", encoding="compact", strategy="minimize")
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.data())
+def test_minimize_agrees_with_sweep(data):
+    m = data.draw(models(max_ops=4, max_cycles=2))
+    sweep = search(m, backend="sat", encoding="compact", max_stages=3, isolate=False)
+    mini = search(m, backend="cpsat", encoding="integer", strategy="minimize", max_stages=3,
+                  isolate=False)
+    assert sweep.status == mini.status
+    if sweep.schedule is not None:
+        assert (sweep.schedule.I, sweep.schedule.L) == (mini.schedule.I, mini.schedule.L)
+        assert verify(m, mini.schedule) == []

@@ -26,7 +26,15 @@ from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.search import Attempt
 from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import verify
-from warpweave.pipeline import DEFAULT_BACKEND, Options, load_target, report, run_solve
+from warpweave.pipeline import (
+    DEFAULT_ENCODING,
+    MINIMIZE_BACKEND,
+    SWEEP_BACKEND,
+    Options,
+    load_target,
+    report,
+    run_solve,
+)
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
 
@@ -266,9 +274,8 @@ def describe_run(run) -> str:
                          s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
         lines.append(_table(rows))
     for x in run.streaming:
-        at = s.I if s else o.lower_bound
         lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
-                     f"{x.depth(at)} iteration(s) ahead")
+                     f"{x.depth(run.raw_interval)} iteration(s) ahead")
     infeasible = [a for a in o.attempts if a.status == "infeasible"]
     if infeasible:
         cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"
@@ -279,7 +286,8 @@ def describe_run(run) -> str:
 
 
 def solve_options(args) -> Options:
-    return Options(backend=args.backend, encoding=args.encoding, without=tuple(args.without),
+    return Options(backend=args.backend, encoding=args.encoding, search=args.search,
+                   without=tuple(args.without),
                    max_stages=args.max_stages, time_limit=args.time_limit,
                    solve_limit=args.solve_limit, paper_search=args.paper_search,
                    tie_breakers=tuple(args.tie_break), seed=args.seed,
@@ -637,11 +645,16 @@ def _target_arguments(p: argparse.ArgumentParser) -> None:
 def _solve_arguments(p: argparse.ArgumentParser) -> None:
     """The options of the search (shared by solve and, instead of --schedule, by the codegen
     commands)."""
-    p.add_argument("--backend", default=DEFAULT_BACKEND, help="solver backend: cpsat, cbc, "
-                   "highs, z3, cvc5, yices, sat[:SOLVER[/CARD[/PB]]] (see `warpweave "
-                   f"backends`; default {DEFAULT_BACKEND})")
-    p.add_argument("--encoding", default="compact", help="encoding of time: compact (default), "
-                   "paper (the Twill paper's Figures 4-6) or integer")
+    p.add_argument("--backend", default="auto", help="solver backend: cpsat, cbc, highs, z3, "
+                   "cvc5, yices, sat[:SOLVER[/CARD[/PB]]] (see `warpweave backends`; default: "
+                   f"{MINIMIZE_BACKEND} for the minimize search, {SWEEP_BACKEND} for the sweep)")
+    p.add_argument("--encoding", default=DEFAULT_ENCODING, help="encoding of time: integer "
+                   "(default; start times, L and I as integers), compact (order-encoded start "
+                   "times, per-cycle lifetimes) or paper (the Twill paper's Figures 4-6)")
+    p.add_argument("--search", default="auto", choices=("auto", "minimize", "sweep"),
+                   help="minimize: I is a variable, one problem per stage count (needs "
+                   "--encoding integer); sweep: one problem per I and stage count, I upward "
+                   "from the lower bound; auto (default): minimize when the encoding allows")
     p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) searched "
                    "(default: derived from the graph, see `warpweave bounds`)")
     p.add_argument("--time-limit", type=float, help="seconds for the whole search")

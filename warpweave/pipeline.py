@@ -16,13 +16,17 @@ from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, schedule_to_dict
 from warpweave.core.model import Model
+from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
 from warpweave.core.search import Attempt, Outcome, constraint_set, search
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
 
-DEFAULT_BACKEND = "sat:cadical195/totalizer/bdd"
+# Measured on the kernel library (docs/reproduction.md): I as a variable with CP-SAT decides each
+# kernel in seconds; sweeping I with SAT is fast per I but may need many I.
+DEFAULT_ENCODING = "integer"
+SWEEP_BACKEND, MINIMIZE_BACKEND = "sat:cadical195/totalizer/bdd", "cpsat"
 # Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units.
 AUTO_THRESHOLD, RESOLUTION = 128, 64
 
@@ -31,8 +35,9 @@ AUTO_THRESHOLD, RESOLUTION = 128, 64
 class Options:
     """What `solve` may be told (the command-line options of `warpweave solve`)."""
 
-    backend: str = DEFAULT_BACKEND
-    encoding: str = "compact"
+    backend: str = "auto"     # auto: cpsat for the minimize search, sat for the sweep
+    encoding: str = DEFAULT_ENCODING
+    search: str = "auto"      # auto: minimize if the encoding takes I as a variable, else sweep
     without: tuple[str, ...] = ()
     max_stages: int | None = None
     time_limit: float | None = None
@@ -56,6 +61,14 @@ class Run:
     schedule: Schedule | None         # in raw cycles
     raw_violations: tuple[Violation, ...]
     comparison: str | None = None     # Algorithm 1 against the full search
+
+    @property
+    def raw_interval(self) -> int:
+        """I in raw cycles: the answer's, or the proven lower bound's when there is none."""
+        if self.schedule is not None:
+            return self.schedule.I
+        scale = self.normalized.scale if self.normalized else 1
+        return self.outcome.lower_bound * scale
 
     @property
     def exit_status(self) -> int:
@@ -104,8 +117,17 @@ def run_solve(model: Model, options: Options = Options(),
     solved = norm.model if norm else model
     cons = constraint_set(without=options.without)
 
+    strategy = options.search
+    if strategy == "auto":
+        takes = getattr(ENCODINGS.get(options.encoding), "variable_interval", False)
+        strategy = "minimize" if takes and not options.paper_search else "sweep"
+    backend = options.backend
+    if backend == "auto":
+        backend = MINIMIZE_BACKEND if strategy == "minimize" else SWEEP_BACKEND
+
     def go(paper: bool) -> Outcome:
-        return search(solved, backend=options.backend, encoding=options.encoding,
+        return search(solved, backend=backend, encoding=options.encoding,
+                      strategy="sweep" if paper else strategy,
                       constraints=cons, max_stages=options.max_stages,
                       time_limit=options.time_limit, solve_limit=options.solve_limit,
                       paper=paper, tie_breakers=options.tie_breakers, seed=options.seed,
@@ -146,8 +168,7 @@ def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
                    "constraints": list(o.constraints),
                    "notes": list(o.notes) + ([run.comparison] if run.comparison else [])}
     if run.streaming:
-        at = s.I if s else o.lower_bound
-        extra["streaming"] = [x.to_dict(at) for x in run.streaming]
+        extra["streaming"] = [x.to_dict(run.raw_interval) for x in run.streaming]
     if run.normalized is not None:
         n = run.normalized
         extra["scale"] = {**n.to_dict(), "cycles_per_unit": n.scale,

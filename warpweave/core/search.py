@@ -105,19 +105,30 @@ class _Solver:
     """Builds and solves one (I, S) problem; verifies what comes back."""
 
     def __init__(self, model: Model, backend: str, encoding: str, seed: int,
-                 bug_dir: Path | None):
+                 bug_dir: Path | None, isolate: bool = True):
         self.model = model
         self.backend = make_backend(backend, seed=seed)
         self.encoding = ENCODINGS.get(encoding)
         self.how = f"{self.backend.spec}/{encoding}"
         self.bug_dir = bug_dir
+        self.isolate = isolate
 
-    def view(self, I: int, S: int, cons: Sequence[Constraint], min_length: int):  # noqa: E741
-        return self.encoding(self.model, I, S, cons, min_length=min_length)
+    def view(self, I: int, S: int, cons: Sequence[Constraint], min_length: int,  # noqa: E741
+             interval: tuple[int, int] | None = None):
+        if interval is None:
+            return self.encoding(self.model, I, S, cons, min_length=min_length)
+        if not getattr(self.encoding, "variable_interval", False):
+            raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
+                             "variable: use --encoding integer", ("--encoding",),
+                             self.encoding.name)
+        return self.encoding(self.model, I, S, cons, min_length=min_length, interval=interval)
 
     def solve(self, view, cons: Sequence[Constraint], limit: float | None):
         """(result, verified schedule or None)."""
-        result = self.backend.solve(view.problem, time_limit=limit)
+        solve = self.backend.solve
+        if self.isolate and hasattr(self.backend, "solve_isolated"):
+            solve = self.backend.solve_isolated
+        result = solve(view.problem, time_limit=limit)
         if not result.status.has_solution:
             return result, None
         schedule = view.decode(result.values)
@@ -146,8 +157,17 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
            time_limit: float | None = None, solve_limit: float | None = None,
            paper: bool = False, tie_breakers: Sequence[str] = (), seed: int = 0,
            progress: Callable[[Attempt], None] | None = None,
-           bug_dir: Path | None = None) -> Outcome:
-    """Find an optimal schedule of `model` (see the module docstring)."""
+           bug_dir: Path | None = None, strategy: str = "sweep",
+           isolate: bool = True) -> Outcome:
+    """Find an optimal schedule of `model` (see the module docstring).  `strategy` is `sweep`
+    (one problem per I and stage count) or `minimize` (I a variable: one problem per stage
+    count; needs an encoding that takes I as a variable).  With `isolate` every solver call runs
+    in a child process (hard time limits, prompt Ctrl-C, contained crashes; ~20-40 ms each)."""
+    if strategy not in ("sweep", "minimize"):
+        raise InputError("must be sweep or minimize", ("--search",), strategy)
+    if strategy == "minimize" and paper:
+        raise InputError("Algorithm 1 sweeps I: it cannot be combined with --search minimize",
+                         ("--search",), strategy)
     started = time.perf_counter()
     cons = list(constraints) if constraints is not None else constraint_set()
     b = bounds(model, {c.name for c in cons})
@@ -157,7 +177,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     for t in tie_breakers:
         if t not in TIE_BREAKERS:
             raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})", value=t)
-    solver = _Solver(model, backend, encoding, seed, bug_dir)
+    solver = _Solver(model, backend, encoding, seed, bug_dir, isolate)
     deadline = None if time_limit is None else started + time_limit
     attempts: list[Attempt] = []
     notes: list[str] = []
@@ -200,6 +220,8 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     try:
         if paper:
             best, best_optimal, lower = _algorithm_1(model, b, s_max, cons, ask, notes)
+        elif strategy == "minimize":
+            best, best_optimal, lower = _minimize(b, s_max, cons, solver, limit, record)
         else:
             best, best_optimal, lower = _full_search(b, s_max, cons, ask)
         if best is not None and tie_breakers:
@@ -245,6 +267,40 @@ def _full_search(b: Bounds, s_max: int, cons, ask) -> tuple[Schedule | None, boo
         if proven_below and lower == I:
             lower = I + 1
     return None, False, lower
+
+
+def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit,
+              record) -> tuple[Schedule | None, bool, int]:
+    """I as a variable: per stage count, minimize I then L.  A later stage count only has a
+    longer L, so after the first answer it only has to beat I: `I <= best - 1` is added, and
+    infeasibility then proves the answer optimal for that stage count too."""
+    best: Schedule | None = None
+    proven = True
+    lower = None  # smallest I not ruled out over the stage counts asked so far
+    for S in range(1, s_max + 1):
+        top = b.i_upper if best is None else best.I - 1
+        lengths = (max(b.min_length, (S - 1) * b.lower + 1), S * top)
+        if top < b.lower or lengths[0] > lengths[1]:
+            record(Attempt(b.lower, S, lengths, "infeasible",
+                           "no I in range" if top < b.lower else
+                           f"L >= {b.min_length} (longest path) exceeds S*I", phase="minimize"))
+            continue
+        tick = time.perf_counter()
+        view = solver.view(top, S, cons, b.min_length, interval=(b.lower, top))
+        result, schedule = solver.solve(view, cons, limit())
+        status = _status(result)
+        record(Attempt(schedule.I if schedule else b.lower, S, lengths, status, solver.how,
+                       time.perf_counter() - tick, schedule.L if schedule else None,
+                       "minimize"))
+        if schedule is not None:
+            best = schedule
+        if status not in ("optimal", "infeasible"):
+            proven = False
+            floor = result.bound // (view.L + 1) if result.bound is not None else b.lower
+            lower = floor if lower is None else min(lower, floor)
+    if proven:
+        return best, best is not None, best.I if best else b.i_upper + 1
+    return best, False, max(b.lower, lower if lower is not None else b.lower)
 
 
 def _algorithm_1(model: Model, b: Bounds, s_max: int, cons, ask,

@@ -69,11 +69,34 @@ class CompactEncoding(TimeIndexed):
                                      *unless])
 
     def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
+        # Per op, one literal "v holds the unit in slot r" (the disjunction of its rows' slot
+        # literals) when its rows fall in distinct slots with one count; else one term per row.
+        per_op: dict[str, list[tuple[int, int]]] = {}
+        for v, c, n in rows:
+            per_op.setdefault(v, []).append((c, n))
         for slot in range(self.I):
-            terms = [(n, self._modular(v, (slot - c) % self.I)) for v, c, n in rows]
+            terms = []
+            for v, held in per_op.items():
+                counts = {n for _, n in held}
+                if len(counts) == 1 and len({c % self.I for c, _ in held}) == len(held):
+                    terms.append((counts.pop(), self.disj(
+                        [self._modular(v, (slot - c) % self.I) for c, _ in held])))
+                else:
+                    terms += [(n, self._modular(v, (slot - c) % self.I)) for c, n in held]
             terms = [(n, x) for n, x in terms if x is not False]
-            if sum(n for n, _ in terms) > capacity:
+            if sum(n for n, _ in terms) <= capacity:
+                continue
+            if capacity == 1 and all(n == 1 for n, _ in terms):
+                self.problem.at_most_one([x for _, x in terms])
+            else:
                 self.problem.add_linear(terms, "<=", capacity)
+
+    def live_times(self) -> range:
+        """Only the cycles from the issue of the last copy on: before (S-1)*I the live weight at
+        t is at most that at t + I.  (Instance (v, i) live at t implies (v, i+1) live at t + I:
+        it issues I later, its uses in Q are I later or lie beyond Q, keeping it live to T+1 >
+        t + I; and no instance of the last copy issues before (S-1)*I.  Same op, same group.)"""
+        return range((self.S - 1) * self.I, self.T + 1)
 
     def _modular(self, v: str, k: int) -> LitOrConst:
         key = (v, k)

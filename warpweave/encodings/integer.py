@@ -1,14 +1,23 @@
-"""The integer encoding: start times and the length as integer variables; nothing per cycle.
+"""The integer encoding: start times, the length (and, if asked, I) as integer variables;
+nothing per cycle.
 
 M(v) and L are bounded integers, so gaps and completion are linear constraints (half-reified
-where a group condition switches them).  Capacity uses, per unit, either one modular
-non-overlap constraint per pair of ops (capacity 1, each op holding the unit over one run of
-cycles: (x_v - x_u) mod I must leave room for both runs, with an integer wrap count) or, in
-general, one-hot slot literals M(v) mod I = k.  Lifetimes are stated at events, not cycles: the
-live weight of Q is largest at the issue of some weighted instance, so each such issue is a
+where a group condition switches them).  Lifetimes are stated at events, not cycles: the live
+weight of Q is largest at the issue of some weighted instance, so each such issue is a
 checkpoint, and an instance is live there when it issued no later and some use of it issues
 after.  Precedences between instances are literals reified on the start times.  Nothing grows
 with the length of a cycle, so raw cycle counts need no normalization.
+
+With `interval=(lo, hi)` the initiation interval itself is a variable in that range and the
+objective is lexicographic (I, then L): one problem per stage count decides the optimal I,
+instead of one problem per I.  Every statement stays linear because I only ever meets constant
+copy distances (M(v) + delta*I, M(a) + i*I); the modular wrap of a reservation is a case split
+over the few wrap counts a Q of S copies allows.
+
+Capacity, with I fixed: for a unit of capacity 1 that every op holds over one run of cycles, one
+constraint per pair of ops ((x_v - x_u) mod I leaves room for both runs, with an integer wrap
+count); otherwise one-hot slot literals M(v) mod I = k.  With I variable: the pairs, with the
+wrap count split into cases; otherwise, at the start of each run, the runs that cover it.
 """
 
 from __future__ import annotations
@@ -16,29 +25,72 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from warpweave.core.constraints import uses_in_q
+from warpweave.core.constraints import Constraint, uses_in_q
+from warpweave.core.model import Model
+from warpweave.core.schedule import Schedule
 from warpweave.encodings.ir import IntVar, LitOrConst
 from warpweave.encodings.view import View, neg
+
+Terms = list[tuple[int, Any]]
 
 
 class IntegerEncoding(View):
     name = "integer"
+    variable_interval = True  # accepts interval=(lo, hi): I as a variable
+
+    def __init__(self, model: Model, I: int, S: int,  # noqa: E741
+                 constraints: Sequence[Constraint], min_length: int = 1, symmetry: bool = True,
+                 interval: tuple[int, int] | None = None):
+        # With a variable I, the views' fixed-I parts (start windows, L = S*I, T) use its
+        # largest value: the loosest windows, valid for every I in the range.
+        self.interval = interval
+        self.requested_min_length = min_length
+        super().__init__(model, interval[1] if interval else I, S, constraints, min_length,
+                         symmetry)
 
     def build(self) -> None:
         p = self.problem
+        self.i_var: IntVar | None = None
+        if self.interval:
+            self.i_var = p.int("I", *self.interval)
+            self.min_length = max(self.requested_min_length,
+                                  (self.S - 1) * self.interval[0] + 1)
         self._m: dict[str, IntVar] = {}
         for op in self.model.ops:
             lo, hi = self.window[op.name]
             self._m[op.name] = p.int(f"M[{op.name}]", lo, max(lo, hi))
-        self._length = p.int("L", self.min_length, self.L)
+        self._length = p.int("L", min(self.min_length, self.L), self.L)
         self._order: dict[tuple[Any, int], LitOrConst] = {}
         self._prec: dict[tuple[str, str, int], LitOrConst] = {}
         self._slots: dict[str, dict[int, LitOrConst]] = {}
-        p.minimize([(1, self._length)])
+        if self.i_var is None:
+            p.minimize([(1, self._length)])
+            return
+        # L in ((S-1)*I, S*I]; minimize I first, then L.
+        p.add_linear([(1, self._length), (-self.S, self.i_var)], "<=", 0)
+        p.add_linear([(1, self._length), (-(self.S - 1), self.i_var)], ">=", 1)
+        p.minimize(self.objective_terms())
+
+    def objective_terms(self) -> Terms:
+        """The objective: L, or I * weight + L with I variable (weight > any L)."""
+        if self.i_var is None:
+            return [(1, self._length)]
+        return [(self.L + 1, self.i_var), (1, self._length)]
 
     def _range(self, v: str) -> tuple[int, int]:
         x = self._m[v]
         return x.lb, x.ub
+
+    def _times_i(self, k: int) -> tuple[Terms, int]:
+        """k*I as (terms, constant): a term on the variable I, or a constant for a fixed I."""
+        if self.i_var is None or k == 0:
+            return [], k * self.I
+        return [(k, self.i_var)], 0
+
+    def _diff(self, v: str, o: str, k: int) -> tuple[Terms, int]:
+        """M(v) - M(o) + k*I as (terms, constant)."""
+        terms, const = self._times_i(k)
+        return [(1, self._m[v]), (-1, self._m[o]), *terms], const
 
     def _at_most(self, x: IntVar, t: int) -> LitOrConst:
         """x <= t, reified (cached)."""
@@ -59,25 +111,45 @@ class IntegerEncoding(View):
         return self.conj([neg(x) for x in unless])
 
     # -- statements
+    def require_gap(self, u: str, v: str, delay: int, distance: int = 0,
+                    unless: Sequence[LitOrConst] = ()) -> None:
+        if self.i_var is None:
+            return super().require_gap(u, v, delay, distance, unless)
+        terms, const = self._diff(v, u, distance) if u != v else self._times_i(distance)
+        if terms:
+            self.problem.add_implies(self._guard(unless), terms, ">=", delay - const)
+        elif const < delay:
+            self.problem.add_clause(list(unless))
+
     def _gap(self, u: str, v: str, gap: int, unless: Sequence[LitOrConst]) -> None:
         if self._range(v)[0] - self._range(u)[1] >= gap:
             return  # the windows already guarantee it
         self.problem.add_implies(self._guard(unless), [(1, self._m[v]), (-1, self._m[u])], ">=",
                                  gap)
 
+    def forbid_overlap(self, v: str, o: str, k: int, occupancy: int,
+                       unless: Sequence[LitOrConst] = ()) -> None:
+        if self.i_var is None:
+            return super().forbid_overlap(v, o, k, occupancy, unless)
+        if v == o:  # an earlier copy of v itself: k*I < occupancy is forbidden
+            if k >= 1:
+                self.problem.add_implies(self._guard(unless), [(k, self.i_var)], ">=", occupancy)
+            return
+        self._outside(*self._diff(v, o, k), 0, occupancy, unless)
+
     def _forbid(self, v: str, o: str, lo: int, hi: int, unless: Sequence[LitOrConst]) -> None:
         (vlo, vhi), (olo, ohi) = self._range(v), self._range(o)
-        dmin, dmax = vlo - ohi, vhi - olo
-        if dmax < lo or dmin >= hi:
-            return
-        diff = [(1, self._m[v]), (-1, self._m[o])]
+        if vhi - olo < lo or vlo - ohi >= hi:
+            return  # the windows already keep them apart
+        self._outside([(1, self._m[v]), (-1, self._m[o])], 0, lo, hi, unless)
+
+    def _outside(self, terms: Terms, const: int, lo: int, hi: int,
+                 unless: Sequence[LitOrConst]) -> None:
+        """terms + const < lo or >= hi, unless one of `unless` is true."""
         p = self.problem
-        below = p.bool(f"{v}-{o}<{lo}") if dmin < lo else False
-        above = p.bool(f"{v}-{o}>={hi}") if dmax >= hi else False
-        if below is not False:
-            p.add_implies(below, diff, "<=", lo - 1)
-        if above is not False:
-            p.add_implies(above, diff, ">=", hi)
+        below, above = p.bool(f"below{len(p.vars)}"), p.bool(f"above{len(p.vars)}")
+        p.add_implies(below, terms, "<=", lo - 1 - const)
+        p.add_implies(above, terms, ">=", hi - const)
         p.add_clause([neg(self._guard(unless)), below, above])
 
     def finish_within_length(self, v: str, cycles: int) -> None:
@@ -87,52 +159,100 @@ class IntegerEncoding(View):
         runs = self._single_runs(rows)
         if capacity == 1 and runs is not None:
             self._pairwise_modular(runs)
-            return
-        for slot in range(self.I):
-            terms = [(n, self._slot(v, (slot - c) % self.I)) for v, c, n in rows]
-            terms = [(n, x) for n, x in terms if x is not False]
-            if sum(n for n, _ in terms) > capacity:
-                self.problem.add_linear(terms, "<=", capacity)
+        elif self.i_var is not None:
+            self._covering(rows, capacity)
+        else:
+            for slot in range(self.I):
+                terms = [(n, self._slot(v, (slot - c) % self.I)) for v, c, n in rows]
+                terms = [(n, x) for n, x in terms if x is not False]
+                if sum(n for n, _ in terms) > capacity:
+                    self.problem.add_linear(terms, "<=", capacity)
 
     @staticmethod
-    def _single_runs(rows: Sequence[tuple[str, int, int]]) -> dict[str, tuple[int, int]] | None:
-        """op -> (first row, row count) if each op holds one unit over one run of rows."""
-        held: dict[str, list[int]] = {}
-        for v, c, n in rows:
-            if n != 1:
-                return None
-            held.setdefault(v, []).append(c)
-        runs = {}
-        for v, cs in held.items():
-            cs.sort()
-            if cs != list(range(cs[0], cs[0] + len(cs))):
-                return None
-            runs[v] = (cs[0], len(cs))
-        return runs
+    def _runs(rows: Sequence[tuple[str, int, int]]) -> list[tuple[str, int, int, int]]:
+        """Maximal runs (op, first row, length, count) of consecutive rows with one count."""
+        out: list[tuple[str, int, int, int]] = []
+        for v, c, n in sorted(rows):
+            if out and out[-1][0] == v and out[-1][1] + out[-1][2] == c and out[-1][3] == n:
+                out[-1] = (v, out[-1][1], out[-1][2] + 1, n)
+            else:
+                out.append((v, c, 1, n))
+        return out
+
+    @classmethod
+    def _single_runs(cls, rows: Sequence[tuple[str, int, int]]
+                     ) -> dict[str, tuple[int, int]] | None:
+        """op -> (first row, length) if each op holds one unit over one run of rows."""
+        runs = cls._runs(rows)
+        if len({v for v, *_ in runs}) < len(runs) or any(n != 1 for *_, n in runs):
+            return None
+        return {v: (c, length) for v, c, length, _ in runs}
+
+    def _wraps(self) -> range:
+        """The wrap counts q that separate two reservations of Q (|x_v - x_u| < S*I)."""
+        return range(-self.S - 1, self.S + 2)
 
     def _pairwise_modular(self, runs: dict[str, tuple[int, int]]) -> None:
         """Runs [x_v, x_v + n_v) on a circle of I cycles do not overlap: for every pair,
         x_v - x_u - q*I lies in [n_u, I - n_v] for some integer q."""
-        p, I = self.problem, self.I  # noqa: E741
+        p = self.problem
         names = list(runs)
         for v in names:
-            if runs[v][1] > I:
-                p.add_clause([])
+            self._at_least_i(runs[v][1])
         for a, u in enumerate(names):
             for v in names[a + 1:]:
                 (cu, nu), (cv, nv) = runs[u], runs[v]
-                if nu + nv > I:
-                    p.add_clause([])
+                self._at_least_i(nu + nv)
+                base = [(1, self._m[v]), (-1, self._m[u])]
+                if self.i_var is None and nu + nv > self.I:
+                    continue  # already infeasible
+                if self.i_var is None:
+                    I = self.I  # noqa: E741
+                    (ulo, uhi), (vlo, vhi) = self._range(u), self._range(v)
+                    dmin, dmax = vlo + cv - uhi - cu, vhi + cv - ulo - cu
+                    q = p.int(f"wrap[{u},{v}]", (dmin - (I - nv)) // I, -(-(dmax - nu) // I))
+                    p.add_linear([*base, (-I, q)], ">=", nu + cu - cv)
+                    p.add_linear([*base, (-I, q)], "<=", I - nv + cu - cv)
                     continue
-                (ulo, uhi), (vlo, vhi) = self._range(u), self._range(v)
-                dmin, dmax = vlo + cv - uhi - cu, vhi + cv - ulo - cu
-                q = p.int(f"wrap[{u},{v}]", (dmin - (I - nv)) // I, -(-(dmax - nu) // I))
-                diff = [(1, self._m[v]), (-1, self._m[u]), (-I, q)]
-                p.add_linear(diff, ">=", nu + cu - cv)
-                p.add_linear(diff, "<=", I - nv + cu - cv)
+                cases = []
+                for q in self._wraps():
+                    b = p.bool(f"wrap[{u},{v}]={q}")
+                    p.add_implies(b, [*base, (-q, self.i_var)], ">=", nu + cu - cv)
+                    p.add_implies(b, [*base, (-q - 1, self.i_var)], "<=", cu - cv - nv)
+                    cases.append(b)
+                p.exactly_one(cases)
+
+    def _at_least_i(self, cycles: int) -> None:
+        """I >= cycles (a reservation longer than I collides with itself)."""
+        if self.i_var is not None:
+            self.problem.add_linear([(1, self.i_var)], ">=", cycles)
+        elif cycles > self.I:
+            self.problem.add_clause([])
+
+    def _covering(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
+        """With I variable: at the start of every run, the runs covering that point (modulo I,
+        other copies of its own op included) hold at most `capacity`."""
+        p = self.problem
+        runs = self._runs(rows)
+        for r, (vr, cr, nr, kr) in enumerate(runs):
+            terms: Terms = [(kr, True)]
+            for q in range(1, self.S + 2):  # its own run, q copies away
+                if nr - 1 >= q * self.interval[0]:
+                    b = p.bool(f"self{len(p.vars)}")
+                    p.add_implies(~b, [(q, self.i_var)], ">=", nr)
+                    terms.append((kr, b))
+            for j, (vj, cj, nj, kj) in enumerate(runs):
+                if j == r:
+                    continue
+                cover = p.bool(f"cover{len(p.vars)}")
+                base = [(1, self._m[vr]), (-1, self._m[vj])]
+                for q in self._wraps():  # not covered: x_r - x_j - q*I outside [0, n_j)
+                    self._outside([*base, (-q, self.i_var)], cr - cj, 0, nj, [cover])
+                terms.append((kj, cover))
+            p.add_linear(terms, "<=", capacity)
 
     def _slot(self, v: str, k: int) -> LitOrConst:
-        """M(v) mod I = k, one-hot over the slots v can reach (cached per op)."""
+        """M(v) mod I = k, one-hot over the slots v can reach (cached per op; I fixed)."""
         if v not in self._slots:
             p, I = self.problem, self.I  # noqa: E741
             lo, hi = self._range(v)
@@ -146,23 +266,22 @@ class IntegerEncoding(View):
         return self._slots[v].get(k, False)
 
     def _precedes(self, a: tuple[str, int], b: tuple[str, int]) -> LitOrConst:
-        """tau(a) <= tau(b): M(a) - M(b) <= (i_b - i_a) * I, reified (cached)."""
+        """tau(a) <= tau(b): M(a) - M(b) + (i_a - i_b)*I <= 0, reified (cached)."""
         (va, ia), (vb, ib) = a, b
-        k = (ib - ia) * self.I
         if va == vb:
-            return k >= 0
-        key = (va, vb, k)
+            return ib >= ia
+        key = (va, vb, ia - ib)
         if key not in self._prec:
+            terms, const = self._diff(va, vb, ia - ib)
             (alo, ahi), (blo, bhi) = self._range(va), self._range(vb)
-            if ahi - blo <= k:
+            if self.i_var is None and ahi - blo + const <= 0:
                 self._prec[key] = True
-            elif alo - bhi > k:
+            elif self.i_var is None and alo - bhi + const > 0:
                 self._prec[key] = False
             else:
-                x = self.problem.bool(f"tau({va})<=tau({vb})+{k}")
-                diff = [(1, self._m[va]), (-1, self._m[vb])]
-                self.problem.add_implies(x, diff, "<=", k)
-                self.problem.add_implies(~x, diff, ">=", k + 1)
+                x = self.problem.bool(f"tau({va},{ia})<=tau({vb},{ib})")
+                self.problem.add_implies(x, terms, "<=", -const)
+                self.problem.add_implies(~x, terms, ">=", 1 - const)
                 self._prec[key] = x
         return self._prec[key]
 
@@ -185,11 +304,18 @@ class IntegerEncoding(View):
             if extra or sum(w for w, _ in terms) > rhs:
                 self.problem.add_linear(terms + extra, "<=", rhs)
 
-    # -- vocabulary for plugins
+    # -- vocabulary for plugins (I fixed)
     def issued_by(self, v: str, i: int, t: int) -> LitOrConst:
         return self._at_most(self._m[v], t - i * self.I)
 
     # -- schedules
+    def decode(self, values) -> Schedule:
+        schedule = super().decode(values)
+        if self.i_var is None:
+            return schedule
+        return Schedule(schedule.model, int(values[self.i_var]), schedule.L, schedule.start,
+                        schedule.group)
+
     def start_of(self, values, v: str) -> int:
         return int(values[self._m[v]])
 
@@ -203,3 +329,10 @@ class IntegerEncoding(View):
     def pin_length(self, length: int) -> list[LitOrConst]:
         x = self._length
         return [self._at_most(x, length), neg(self._at_most(x, length - 1))]
+
+    def pin(self, schedule: Schedule) -> list[LitOrConst]:
+        lits = super().pin(schedule)
+        if self.i_var is not None:
+            lits += [self._at_most(self.i_var, schedule.I),
+                     neg(self._at_most(self.i_var, schedule.I - 1))]
+        return lits

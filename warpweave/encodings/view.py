@@ -238,11 +238,15 @@ class TimeIndexed(View):
     def times(self) -> range:
         return range(self.T + 1)
 
+    def live_times(self) -> range:
+        """The cycles at which `limit_live` states its sums (every cycle of Q)."""
+        return self.times()
+
     def limit_live(self, weights: Mapping[tuple[str, int], int], bound: Any,
                    group: str | None = None) -> None:
         extra, rhs = self._bound_terms(bound)
         entries = list(self._live_weights(weights, group))
-        for t in self.times():
+        for t in self.live_times():
             terms = []
             for w, (v, i), cond in entries:
                 x = self.conj([self.live(v, i, t), cond])

@@ -1,0 +1,91 @@
+"""Solver calls in child processes: a hard time limit for a solver that ignores its own, a
+crash contained to one answer, and Ctrl-C that stops the search at once with what it knows."""
+
+from __future__ import annotations
+
+import faulthandler
+import os
+import signal
+import threading
+import time
+
+import pytest
+
+from warpweave.backends.base import Backend, Status
+from warpweave.core.registry import BACKENDS, ENCODINGS
+from warpweave.core.search import constraint_set, search
+
+
+class Sleepy(Backend):
+    """Ignores its time limit, like CaDiCaL inside one PySAT call."""
+
+    family = "sleepy"
+
+    def version(self) -> str:
+        return "0"
+
+    def solve(self, problem, *, assumptions=(), time_limit=None):
+        time.sleep(60)
+
+
+class Crashy(Sleepy):
+    family = "crashy"
+
+    def solve(self, problem, *, assumptions=(), time_limit=None):
+        faulthandler.disable()  # pytest's crash report would only be noise here
+        os.kill(os.getpid(), signal.SIGSEGV)
+
+
+class Raising(Sleepy):
+    family = "raising"
+
+    def solve(self, problem, *, assumptions=(), time_limit=None):
+        raise RuntimeError("boom")
+
+
+@pytest.fixture
+def problem(fa_model):
+    return ENCODINGS.get("compact")(fa_model, 2, 2, constraint_set()).problem
+
+
+def test_a_solver_that_ignores_its_limit_is_killed(problem):
+    tick = time.perf_counter()
+    result = Sleepy().solve_isolated(problem, time_limit=0.2)
+    assert result.status == Status.TIMEOUT and "killed" in result.how
+    assert time.perf_counter() - tick < 10
+
+
+def test_a_crash_or_an_exception_costs_one_answer(problem):
+    crashed = Crashy().solve_isolated(problem)
+    assert crashed.status == Status.UNKNOWN and "exit code -11" in crashed.how
+    raised = Raising().solve_isolated(problem)
+    assert raised.status == Status.UNKNOWN and "RuntimeError: boom" in raised.how
+
+
+def test_answers_come_back_whole(problem):
+    from warpweave.core.registry import backend
+    direct, isolated = backend("sat").solve(problem), backend("sat").solve_isolated(problem)
+    assert isolated.status == direct.status and isolated.objective == direct.objective
+    assert set(isolated.values) == set(problem.vars) and problem.check(isolated.values) == []
+
+
+def test_search_with_a_hung_solver_reports_what_it_knows(fa_model):
+    BACKENDS.add("sleepy", Sleepy)
+    out = search(fa_model, backend="sleepy", time_limit=0.5)
+    assert out.status == "unknown" and out.schedule is None and not out.optimal
+    assert out.attempts[0].status == "timeout"
+
+
+def test_ctrl_c_stops_the_search_at_once(fa_model):
+    BACKENDS.add("sleepy", Sleepy)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        tick = time.perf_counter()
+        out = search(fa_model, backend="sleepy")
+        assert time.perf_counter() - tick < 10
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert out.interrupted and out.status == "unknown" and "interrupted" in out.notes
