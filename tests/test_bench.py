@@ -18,9 +18,10 @@ from warpweave.cli import main
 from warpweave.core.errors import InputError
 from warpweave.core.registry import KERNELS
 from warpweave.kernels import kernel_spec
-from warpweave.pipeline import DEFAULT_BACKEND
+from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND
 
-TINY = ["sat", "cpsat"]   # two configurations on the compact encoding
+TINY = ["sat", "cpsat"]   # two configurations: the sweep on the compact encoding
+LABELS = ["sat/compact sweep", "cpsat/compact sweep"]
 
 
 @pytest.fixture(scope="module")
@@ -28,8 +29,9 @@ def tiny(tmp_path_factory):
     """One real run: fa-simplified under two configurations, without the heuristic."""
     d = tmp_path_factory.mktemp("bench")
     out, md = d / "results.jsonl", d / "report.md"
-    code = main(["bench", "fa-simplified", "--backends", ",".join(TINY), "--no-heuristic",
-                 "--timeout", "60", "--out", str(out), "--markdown", str(md)])
+    code = main(["bench", "fa-simplified", "--backends", ",".join(TINY), "--encodings",
+                 "compact", "--no-heuristic", "--timeout", "60", "--out", str(out),
+                 "--markdown", str(md)])
     header, records = read_results(out)
     return code, header, records, md.read_text(), out
 
@@ -37,8 +39,8 @@ def tiny(tmp_path_factory):
 def test_tiny_run_records(tiny):
     code, header, records, _, _ = tiny
     assert code == 0
-    assert header["configs"] == ["sat/compact", "cpsat/compact"]
-    assert header["baseline"] == "sat/compact" and "load_after" in header
+    assert header["configs"] == LABELS
+    assert header["baseline"] == LABELS[0] and "load_after" in header
     assert [r["config"] for r in records] == header["configs"]
     for r in records:
         assert (r["suite"], r["case"], r["ops"], r["edges"]) == ("kernels", "fa-simplified", 3, 3)
@@ -61,7 +63,7 @@ def test_tiny_run_table(tiny):
     assert [c.split(" ")[:2] for c in cells[4:6]] == [["2/4", "✓"]] * 2
     rows = config_rows(records, header["configs"], header["baseline"])
     assert [(r["config"], r["optimal"], r["ratio_cases"]) for r in rows] == \
-        [("sat/compact", 1, 1), ("cpsat/compact", 1, 1)]
+        [(LABELS[0], 1, 1), (LABELS[1], 1, 1)]
     assert rows[0]["ratio"] == pytest.approx(1.0)
 
 
@@ -121,14 +123,14 @@ def test_injected_disagreements_are_flagged(tiny, tmp_path, capsys):
                         dict(records[1])]
     assert disagreements(records) == []
     assert disagreements([base, wrong_optimum]) == [
-        "kernels/fa-simplified: proven optima differ: sat/compact I=2 L=4, "
-        "cpsat/compact I=3 L=6"]
+        f"kernels/fa-simplified: proven optima differ: {LABELS[0]} I=2 L=4, "
+        f"{LABELS[1]} I=3 L=6"]
     assert disagreements([base, below_bound]) == [
-        "kernels/fa-simplified: heuristic found I=1 but sat/compact proved no I < 2"]
+        f"kernels/fa-simplified: heuristic found I=1 but {LABELS[0]} proved no I < 2"]
     assert disagreements([base, shorter]) == [
-        "kernels/fa-simplified: cpsat/compact found L=3 at I=2 but sat/compact proved L >= 4"]
+        f"kernels/fa-simplified: {LABELS[1]} found L=3 at I=2 but {LABELS[0]} proved L >= 4"]
     assert disagreements(found_infeasible) == [
-        "kernels/fa-simplified: cpsat/compact found I=2 but sat/compact proved no schedule "
+        f"kernels/fa-simplified: {LABELS[1]} found I=2 but {LABELS[0]} proved no schedule "
         "exists"]
     # through the command: the report of a results file with one injected, exit status 1
     path = tmp_path / "bad.jsonl"
@@ -152,7 +154,7 @@ def test_report_of_a_results_file_is_the_run_report(tiny, capsys):
 def test_heuristic_left_out_with_a_note_when_absent(monkeypatch):
     monkeypatch.setattr(bench_configs, "heuristic_available", lambda: False)
     configs, notes = matrix(["cpsat"])
-    assert [c.label for c in configs] == ["cpsat/compact"]
+    assert [c.label for c in configs] == ["cpsat/integer minimize"]
     assert notes == ["left out the heuristic: warpweave.core.heuristic is not installed"]
 
 
@@ -207,11 +209,17 @@ def test_sample_spreads_evenly():
 
 def test_default_matrix_and_inputs():
     configs, _ = matrix(heuristic=False)
-    assert configs[0] == Config(DEFAULT_BACKEND, "compact")
+    assert configs[0] == Config(MINIMIZE_BACKEND, DEFAULT_ENCODING, "minimize")  # solve's default
     assert len(configs) == len(set(configs)) >= 5
     configs, _ = matrix(["cpsat", "heuristic"], ["compact", "integer"], heuristic=False)
     solvers = [c.label for c in configs if not c.heuristic]
-    assert solvers == ["cpsat/compact", "cpsat/integer"]
+    assert solvers == ["cpsat/compact sweep", "cpsat/integer minimize"]
+    configs, notes = matrix(["z3"], ["compact", "integer"], ["minimize", "sweep"],
+                            heuristic=False)
+    assert [c.label for c in configs] == ["z3/compact sweep", "z3/integer minimize",
+                                          "z3/integer sweep"]
+    assert notes == ["left out the minimize search on compact: it needs an encoding that takes "
+                     "I as a variable"]
     with pytest.raises(InputError, match="unknown encoding"):
         matrix(["cpsat"], ["nonsense"])
     with pytest.raises(InputError):
@@ -224,6 +232,7 @@ def test_default_matrix_and_inputs():
     (["fa-simplified", "--timeout", "0"], "--timeout = 0.0: must be > 0"),
     (["fa-simplified", "--normalize", "bogus"], "expected auto, off"),
     (["fa-simplified", "--encodings", "nope"], "unknown encoding"),
+    (["fa-simplified", "--searches", "bisect"], "--searches = \"bisect\": must be minimize"),
 ])
 def test_bad_input_is_one_line(argv, message, capsys):
     assert main(["bench", *argv, "--no-heuristic"]) == 2

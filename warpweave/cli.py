@@ -337,6 +337,11 @@ def _bench_line(k: int, n: int, r: dict) -> str:
         f"{seconds}{error}"
 
 
+def _items(values: list[str]) -> list[str]:
+    """Repeated and comma-separated option values, in order."""
+    return [x for item in values for x in item.split(",") if x]
+
+
 def cmd_bench(args) -> int:
     from warpweave.bench import (
         Settings,
@@ -355,9 +360,8 @@ def cmd_bench(args) -> int:
     else:
         if args.timeout <= 0:
             raise InputError("must be > 0", ("--timeout",), args.timeout)
-        split = [x for item in args.backends for x in item.split(",") if x]
-        configs, notes = matrix(split, [x for item in args.encodings for x in item.split(",")
-                                        if x], args.all, not args.no_heuristic)
+        configs, notes = matrix(_items(args.backends), _items(args.encodings),
+                                _items(args.searches), args.all, not args.no_heuristic)
         targets = args.targets or ["kernels"]
         cases = select(targets, Path(args.data) if args.data else None, args.limit)
         if cases:  # a bad --normalize is one input error here, not one per case
@@ -835,10 +839,14 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: kernels)")
     p.add_argument("--backends", action="append", default=[], metavar="SPEC,...",
                    help="backend specs (comma-separated or repeated; `heuristic` is one too); "
-                   "default: a matrix of sat, cpsat, cbc, highs, z3 and yices configurations")
+                   "default: a matrix of cpsat, highs, cbc, yices, sat and z3 configurations")
     p.add_argument("--encodings", action="append", default=[], metavar="NAME,...",
-                   help="encodings crossed with --backends (default: compact)")
-    p.add_argument("--all", action="store_true", help="every backend variant on every encoding")
+                   help="encodings crossed with --backends (default: integer)")
+    p.add_argument("--searches", action="append", default=[], metavar="minimize,sweep",
+                   help="search strategies crossed with both (default: as solve's --search "
+                   "auto); minimize needs the integer encoding")
+    p.add_argument("--all", action="store_true", help="every backend variant on every encoding "
+                   "and search")
     p.add_argument("--no-heuristic", action="store_true", help="leave the heuristic out")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per case: the search's "
                    "time limit; the worker is killed max(5, 10%%) later (default 120)")

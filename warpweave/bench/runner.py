@@ -14,6 +14,8 @@ reached first; for the heuristic: a schedule or none), timeout (killed), error.
 from __future__ import annotations
 
 import multiprocessing
+import os
+import signal
 import time
 from collections.abc import Callable, Iterable
 
@@ -56,8 +58,10 @@ def run_case(case: Case, config: Config, settings: Settings,
     what the process runs (default `_worker`; tests pass stand-ins that hang or crash)."""
     ctx = multiprocessing.get_context("spawn")
     receive, send = ctx.Pipe(duplex=False)
-    worker = ctx.Process(target=work or _worker, args=(case, config, settings, send),
-                         daemon=True)
+    # Not a daemon: the search runs each solver call in a child of the worker (daemons may have
+    # none).  The worker leads its own process group, so a kill takes those children too.
+    worker = ctx.Process(target=_in_own_group, args=(work or _worker, case, config, settings,
+                                                     send))
     record = case_fields(case, config)
     calls: list[dict] = []
     begun = time.perf_counter()
@@ -91,11 +95,19 @@ def run_case(case: Case, config: Config, settings: Settings,
                 record.update(status="error", error=payload)
                 break
     finally:
-        if worker.is_alive():
-            worker.kill()
-        worker.join()
+        _kill(worker)
         receive.close()
     return record
+
+
+def _kill(worker) -> None:
+    """Kill the worker's process group (the worker and its solver children), then reap it."""
+    if worker.is_alive():
+        try:
+            os.killpg(worker.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):  # not yet its own group leader
+            worker.kill()
+    worker.join()
 
 
 def _killed(settings: Settings, begun: float, calls: list[dict], started: bool) -> dict:
@@ -132,6 +144,12 @@ def run_matrix(cases: Iterable[Case], configs: list[Config], settings: Settings,
 # In the worker process
 
 
+def _in_own_group(work: Callable, *args) -> None:
+    """Make the worker a process-group leader, then run `work`."""
+    os.setpgid(0, 0)
+    work(*args)
+
+
 def _worker(case: Case, config: Config, settings: Settings, conn) -> None:
     """Build, warm up, run, report; every failure becomes an `error` message."""
     try:
@@ -159,7 +177,7 @@ def _worker(case: Case, config: Config, settings: Settings, conn) -> None:
 def _solve(model: Model, config: Config, settings: Settings, progress) -> dict:
     """The record of `run_solve` on `model`: answer, proof status and where the time went."""
     from warpweave.pipeline import Options, run_solve
-    options = Options(backend=config.backend, encoding=config.encoding,
+    options = Options(backend=config.backend, encoding=config.encoding, search=config.search,
                       max_stages=settings.max_stages, time_limit=settings.timeout,
                       seed=settings.seed, normalize=settings.normalize)
     tick = time.perf_counter()

@@ -203,7 +203,7 @@ def markdown(header: dict, records: Sequence[dict]) -> str:
         n = sum(1 for rs in _cases(records).values() if any(r.get("status") in DECIDED
                                                              for r in rs))
         out.append(f"No disagreement: every proven answer, lower bound and schedule is "
-                   f"consistent across configurations ({n} cases with a proof).")
+                   f"consistent across configurations ({n} case{'s' * (n != 1)} with a proof).")
     issues = problems(records)
     if issues:
         out += ["", "## Errors and raw-cycle violations", ""] + [f"- {x}" for x in issues]

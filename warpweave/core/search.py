@@ -287,11 +287,12 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit,
             continue
         tick = time.perf_counter()
         view = solver.view(top, S, cons, b.min_length, interval=(b.lower, top))
+        encoded = time.perf_counter() - tick
         result, schedule = solver.solve(view, cons, limit())
         status = _status(result)
         record(Attempt(schedule.I if schedule else b.lower, S, lengths, status, solver.how,
                        time.perf_counter() - tick, schedule.L if schedule else None,
-                       "minimize"))
+                       "minimize", encoded, result.build_seconds, result.solve_seconds))
         if schedule is not None:
             best = schedule
         if status not in ("optimal", "infeasible"):
