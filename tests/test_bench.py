@@ -220,6 +220,13 @@ def test_default_matrix_and_inputs():
                                           "z3/integer sweep"]
     assert notes == ["left out the minimize search on compact: it needs an encoding that takes "
                      "I as a variable"]
+    configs, _ = matrix(labels=["sat:cadical195/totalizer/bdd/compact sweep",
+                                "cpsat/integer", "heuristic"], heuristic=False)
+    assert [c.label for c in configs if not c.heuristic] == \
+        ["sat:cadical195/totalizer/bdd/compact sweep", "cpsat/integer minimize"]
+    for bad in ("cpsat", "cpsat/compact minimize", "cpsat/integer bisect"):
+        with pytest.raises(InputError, match="--configs"):
+            matrix(labels=[bad])
     with pytest.raises(InputError, match="unknown encoding"):
         matrix(["cpsat"], ["nonsense"])
     with pytest.raises(InputError):

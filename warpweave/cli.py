@@ -361,7 +361,8 @@ def cmd_bench(args) -> int:
         if args.timeout <= 0:
             raise InputError("must be > 0", ("--timeout",), args.timeout)
         configs, notes = matrix(_items(args.backends), _items(args.encodings),
-                                _items(args.searches), args.all, not args.no_heuristic)
+                                _items(args.searches), args.all, not args.no_heuristic,
+                                _items(args.configs))
         targets = args.targets or ["kernels"]
         cases = select(targets, Path(args.data) if args.data else None, args.limit)
         if cases:  # a bad --normalize is one input error here, not one per case
@@ -847,6 +848,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "auto); minimize needs the integer encoding")
     p.add_argument("--all", action="store_true", help="every backend variant on every encoding "
                    "and search")
+    p.add_argument("--configs", action="append", default=[], metavar="LABEL,...",
+                   help="exactly these configurations, first the baseline, each as reports "
+                   "label them: 'BACKEND/ENCODING SEARCH' (e.g. 'cpsat/integer minimize') or "
+                   "heuristic")
     p.add_argument("--no-heuristic", action="store_true", help="leave the heuristic out")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per case: the search's "
                    "time limit; the worker is killed max(5, 10%%) later (default 120)")

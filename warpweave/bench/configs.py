@@ -49,17 +49,37 @@ class Config:
         return self.backend == HEURISTIC
 
 
+def parse_label(text: str) -> Config:
+    """The configuration a label names: `BACKEND/ENCODING SEARCH` (as reports print them; the
+    search may be left out: solve's auto) or `heuristic`."""
+    if text.strip() == HEURISTIC:
+        return Config(HEURISTIC)
+    spec, _, search = text.strip().partition(" ")
+    backend, _, encoding = spec.rpartition("/")
+    if not backend or not encoding:
+        raise InputError("a configuration is BACKEND/ENCODING [minimize|sweep] or heuristic",
+                         ("--configs",), text)
+    from warpweave.core.registry import ENCODINGS
+    ENCODINGS.get(encoding)
+    search = search.strip() or _auto(encoding)
+    if search not in SEARCHES or not _fits(encoding, search):
+        raise InputError(f"the search must be sweep{' or minimize' * _fits(encoding, 'minimize')}"
+                         f" on {encoding}", ("--configs",), text)
+    return Config(backend, encoding, search)
+
+
 def heuristic_available() -> bool:
     """Whether the heuristic scheduler is installed (it is imported lazily, in the worker)."""
     return importlib.util.find_spec(HEURISTIC_MODULE) is not None
 
 
 def matrix(backends: Sequence[str] = (), encodings: Sequence[str] = (),
-           searches: Sequence[str] = (), every: bool = False,
-           heuristic: bool = True) -> tuple[list[Config], list[str]]:
+           searches: Sequence[str] = (), every: bool = False, heuristic: bool = True,
+           labels: Sequence[str] = ()) -> tuple[list[Config], list[str]]:
     """The configurations to run and notes on what was left out.
 
-    Nothing given: DEFAULT_MATRIX.  Otherwise the product of `backends` (default: solve's
+    `labels`: exactly these configurations (`parse_label`), in this order.  Nothing given:
+    DEFAULT_MATRIX.  Otherwise the product of `backends` (default: solve's
     default), `encodings` (default: DEFAULT_ENCODING) and `searches` (default: minimize where the
     encoding takes I as a variable, else sweep; minimize is dropped for encodings that cannot).
     `every`: every backend variant (`backend_specs`) on every encoding and search.  `heuristic`
@@ -76,7 +96,11 @@ def matrix(backends: Sequence[str] = (), encodings: Sequence[str] = (),
     notes: list[str] = [f"left out the minimize search on {e}: it needs an encoding that takes "
                         "I as a variable" for e in encodings
                         if "minimize" in searches and not _fits(e, "minimize")]
-    if every:
+    if labels:
+        chosen = [parse_label(x) for x in labels]
+        heuristic = heuristic or any(c.heuristic for c in chosen)
+        triples = [(c.backend, c.encoding, c.search) for c in chosen if not c.heuristic]
+    elif every:
         triples = [(b, e, s) for b in backend_specs() for e in ENCODINGS.names()
                    for s in SEARCHES if _fits(e, s)]
     elif backends or encodings or searches:
