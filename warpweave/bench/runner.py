@@ -48,7 +48,7 @@ class Settings:
 def case_fields(case: Case, config: Config) -> dict:
     """The identifying fields every record of `case` under `config` starts with."""
     return {"type": "case", "suite": case.suite, "case": case.name, "config": config.label,
-            "backend": config.backend, "encoding": config.encoding,
+            "backend": config.backend, "encoding": config.encoding, "search": config.search,
             "reference": dict(case.reference)}
 
 
@@ -90,6 +90,7 @@ def run_case(case: Case, config: Config, settings: Settings,
                     progress(payload)
             elif kind == "done":
                 record.update(payload)
+                worker.join(5)  # let it exit on its own
                 break
             else:
                 record.update(status="error", error=payload)
