@@ -245,3 +245,28 @@ def test_bad_input_is_one_line(argv, message, capsys):
     assert main(["bench", *argv, "--no-heuristic"]) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err
+
+
+# ---------------------------------------------------------------------------------------------
+# Reference sections (records of the tiny run, re-labelled as other suites' cases)
+
+
+def test_meta_hatschet_and_scaling_sections(tiny):
+    _, header, records, _, _ = tiny
+    meta = [dict(r, suite="meta", reference={"meta_ii": 3, "meta_length": 4,
+                                             "meta_wall_seconds": 0.5,
+                                             "meta_normalization_u": 150}) for r in records]
+    text = markdown(header, meta)
+    row = next(x for x in text.splitlines() if x.startswith("| meta/fa-simplified | 3/4"))
+    assert "| 3/4 (U=150) | 0.50 | 2/4 x 1 = 2 cycles |" in row
+    assert row.endswith(f"| {records[0]['wall_seconds'] / 0.5:.2f} |")
+    for res, rec, expected in ((2, 1, "equal to the index's max(1, ResMII, RecMII): 1."),
+                               (1, 1, "- above the bound: fa-simplified: I = 2 > 1")):
+        hat = [dict(r, suite="hatschet", reference={"index_res_mii": res,
+                                                    "index_rec_mii": rec}) for r in records]
+        text = markdown(header, hat)
+        assert "Proven (optimal or infeasible) by some configuration: 1 of 1" in text
+        assert expected in text
+    rnd = [dict(r, suite="random") for r in records]
+    text = markdown(header, rnd)
+    assert "| 3 | 1/1, " in text   # 3 ops: decided 1 of 1 by each configuration

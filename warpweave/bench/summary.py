@@ -185,6 +185,85 @@ def case_table(records: Sequence[dict], configs: Sequence[str]) -> str:
     return _table(["case", "ops", "cycles/unit", "I (cycles)", *configs, "reference"], rows)
 
 
+def _decided_by(rs: list[dict]) -> dict | None:
+    """The fastest record of one case that proved its answer."""
+    return min((r for r in rs if r.get("status") in DECIDED), key=lambda r: r["wall_seconds"],
+               default=None)
+
+
+def meta_section(records: Sequence[dict], baseline: str) -> list[str]:
+    """Meta's golden graphs: their recorded II (their normalized units) and wall time next to
+    ours.  Different machines and different semantics (docs/importers.md): read with care."""
+    rows = []
+    for (suite, case), rs in _cases(records).items():
+        ref = rs[0]["reference"]
+        if "meta_wall_seconds" not in ref:
+            continue
+        best, base = _decided_by(rs), next((r for r in rs if r["config"] == baseline), None)
+        ours = "-" if best is None else \
+            f"{best['I_units']}/{best['L_units']} x {best['scale']} = {best['I']} cycles"
+        rows.append([f"{suite}/{case}", f"{ref.get('meta_ii')}/{ref.get('meta_length')} "
+                     f"(U={ref.get('meta_normalization_u')})", _secs(ref["meta_wall_seconds"]),
+                     ours, "-" if best is None else f"{best['config']}: "
+                     f"{_secs(best['wall_seconds'])}", cell(base),
+                     "-" if base is None or base.get("status") not in DECIDED else
+                     f"{base['wall_seconds'] / ref['meta_wall_seconds']:.2f}"])
+    if not rows:
+        return []
+    return ["", "## Meta's golden graphs against their recorded results", "",
+            "Meta: II/L in their normalized units (budget U) and wall seconds on an AMD EPYC "
+            "9654 (benchmarks/models/meta-recorded-results.json). Ours: I/L in our units x "
+            "cycles per unit, the fastest configuration that proved it, the baseline, and the "
+            "baseline's time over Meta's.", "",
+            _table(["case", "Meta II/L", "Meta s", "ours (proven)", "fastest proof",
+                    f"baseline ({baseline})", "baseline s / Meta s"], rows)]
+
+
+def hatschet_section(records: Sequence[dict]) -> list[str]:
+    """HatScheT graphs: how many were proven, and the proven I against the index's lower bound
+    max(1, ResMII, RecMII) (HatScheT records no results for them)."""
+    cases = [(k, rs) for k, rs in _cases(records).items() if "index_res_mii" in rs[0]["reference"]]
+    if not cases:
+        return []
+    proven, above, open_ = 0, [], []
+    for (_, case), rs in cases:
+        ref, best = rs[0]["reference"], _decided_by(rs)
+        bound = max(1, ref["index_res_mii"], ref["index_rec_mii"])
+        if best is None:
+            open_.append(f"{case} (bound {bound})")
+            continue
+        proven += 1
+        if best["status"] == "optimal" and best["I_units"] != bound:
+            above.append(f"{case}: I = {best['I_units']} > {bound}")
+    out = ["", "## HatScheT graphs against the index's lower bounds", "",
+           f"Proven (optimal or infeasible) by some configuration: {proven} of {len(cases)}; "
+           f"proven I equal to the index's max(1, ResMII, RecMII): {proven - len(above)}."]
+    out += [f"- above the bound: {x}" for x in above]
+    if open_:
+        out.append(f"- not proven within the timeout: {', '.join(open_)}")
+    return out
+
+
+def scaling_section(records: Sequence[dict], configs: Sequence[str]) -> list[str]:
+    """Random graphs: per size, how many cases each configuration decided and its median time
+    on them."""
+    rnd = [r for r in records if r["suite"] == "random" and "ops" in r]
+    if not rnd:
+        return []
+    rows = []
+    for n in sorted({r["ops"] for r in rnd}):
+        row: list = [n]
+        for c in configs:
+            mine = [r for r in rnd if r["ops"] == n and r["config"] == c]
+            done = sorted(r["wall_seconds"] for r in mine if comparable(r))
+            median = _secs(done[len(done) // 2]) if done else "-"
+            row.append(f"{len(done)}/{len(mine)}, {median}")
+        rows.append(row)
+    return ["", "## Random graphs: time against size", "",
+            "Per size: cases decided (heuristic: schedules found) / cases, then the median "
+            "wall seconds over those.", "", _table(["ops", *configs], rows)]
+
+
 def markdown(header: dict, records: Sequence[dict]) -> str:
     """The whole report of a run."""
     configs, baseline = header["configs"], header["baseline"]
@@ -207,35 +286,50 @@ def markdown(header: dict, records: Sequence[dict]) -> str:
     issues = problems(records)
     if issues:
         out += ["", "## Errors and raw-cycle violations", ""] + [f"- {x}" for x in issues]
-    out += ["", f"## Configurations (time relative to {baseline}, same run)", "",
-            "Ratio: geometric mean of wall time / baseline wall time over the cases both "
-            "decided (heuristic: where it found a schedule and the baseline decided); < 1 is "
-            "faster. Build: share of wall time spent encoding and translating the model.", ""]
-    rows = [[r["config"], r["cases"], r["optimal"], r["infeasible"],
-             r["feasible"] + r["unknown"], r["timeout"], r["error"],
-             "-" if r["ratio"] is None else f"{r['ratio']:.2f} ({r['ratio_cases']})",
-             _secs(r["wall_seconds"]),
-             "-" if r["build_share"] is None else f"{100 * r['build_share']:.0f}%"]
-            for r in config_rows(records, configs, baseline)]
-    out.append(_table(["config", "cases", "optimal", "infeasible", "limit / no proof",
-                       "killed", "error", "time ratio (cases)", "total s", "build"], rows))
-    hrows = heuristic_rows(records)
-    if hrows:
-        found = [r for r in hrows if r["ratio"] is not None]
-        g = geomean([r["ratio"] for r in found])
-        out += ["", "## Heuristic against the proven optimum", "",
-                f"Found a schedule on {len(found)} of {len(hrows)} cases with a proven optimum; "
-                f"equal to it on {sum(r['ratio'] == 1 for r in found)}"
-                + (f"; I / optimal I: geometric mean {g:.3f}, worst "
-                   f"{max(r['ratio'] for r in found):.3f}." if found else "."), ""]
-        out.append(_table(["case", "optimal I", "heuristic I", "ratio", "heuristic s"],
-                          [[f"{r['suite']}/{r['case']}", r["optimal_I"],
-                            r["heuristic_I"] if r["heuristic_I"] is not None else "none",
-                            "-" if r["ratio"] is None else f"{r['ratio']:.3f}",
-                            _secs(r["heuristic_seconds"])] for r in hrows]))
+    out += config_section(records, configs, baseline)
+    out += heuristic_section(records)
+    out += meta_section(records, baseline)
+    out += hatschet_section(records)
+    out += scaling_section(records, configs)
     out += ["", "## Cases", "",
             "Cells: I/L in the units solved (cycles/unit column), ✓ proven optimal (or `none "
             "✓`: proven infeasible), `(≥b)` not proven, no I below b; `limit`: the search's "
             "time limit came first; `killed`: the hard limit; then wall seconds.", ""]
     out.append(case_table(records, configs))
     return "\n".join(out) + "\n"
+
+
+def config_section(records: Sequence[dict], configs: Sequence[str], baseline: str) -> list[str]:
+    """Counts by status and time relative to the baseline, per configuration."""
+    rows = [[r["config"], r["cases"], r["optimal"], r["infeasible"],
+             r["feasible"] + r["unknown"], r["timeout"], r["error"],
+             "-" if r["ratio"] is None else f"{r['ratio']:.2f} ({r['ratio_cases']})",
+             _secs(r["wall_seconds"]),
+             "-" if r["build_share"] is None else f"{100 * r['build_share']:.0f}%"]
+            for r in config_rows(records, configs, baseline)]
+    return ["", f"## Configurations (time relative to {baseline}, same run)", "",
+            "Ratio: geometric mean of wall time / baseline wall time over the cases both "
+            "decided (heuristic: where it found a schedule and the baseline decided); < 1 is "
+            "faster. Build: share of wall time spent encoding and translating the model (runs "
+            "that returned).", "",
+            _table(["config", "cases", "optimal", "infeasible", "limit / no proof", "killed",
+                    "error", "time ratio (cases)", "total s", "build"], rows)]
+
+
+def heuristic_section(records: Sequence[dict]) -> list[str]:
+    """The heuristic's I against the proven optimum, case by case."""
+    hrows = heuristic_rows(records)
+    if not hrows:
+        return []
+    found = [r for r in hrows if r["ratio"] is not None]
+    g = geomean([r["ratio"] for r in found])
+    return ["", "## Heuristic against the proven optimum", "",
+            f"Found a schedule on {len(found)} of {len(hrows)} cases with a proven optimum; "
+            f"equal to it on {sum(r['ratio'] == 1 for r in found)}"
+            + (f"; I / optimal I: geometric mean {g:.3f}, worst "
+               f"{max(r['ratio'] for r in found):.3f}." if found else "."), "",
+            _table(["case", "optimal I", "heuristic I", "ratio", "heuristic s"],
+                   [[f"{r['suite']}/{r['case']}", r["optimal_I"],
+                     r["heuristic_I"] if r["heuristic_I"] is not None else "none",
+                     "-" if r["ratio"] is None else f"{r['ratio']:.3f}",
+                     _secs(r["heuristic_seconds"])] for r in hrows])]
