@@ -18,14 +18,16 @@ from warpweave.core.formats import (
     model_to_dict,
     read_document,
     schedule_from_dict,
+    schedule_report,
     write_document,
 )
+from warpweave.core.heuristic import HeuristicResult, heuristic_schedule
 from warpweave.core.model import Model
 from warpweave.core.registry import BACKENDS, KERNELS, MACHINES, backend, backend_specs
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.search import Attempt
 from warpweave.core.streaming import apply_streaming
-from warpweave.core.verify import verify
+from warpweave.core.verify import RULES, verify
 from warpweave.pipeline import (
     DEFAULT_ENCODING,
     MINIMIZE_BACKEND,
@@ -228,10 +230,30 @@ def _progress(a: Attempt) -> None:
 
 def _buffers(run) -> dict[str, int]:
     """Ring depth per value, as the code generator allocates them (raw schedule)."""
+    return _ring_depths(run.raw, run.schedule, run.streaming)
+
+
+def _ring_depths(model: Model, schedule: Schedule, streaming) -> dict[str, int]:
     from warpweave.codegen.buffers import plan
-    ahead = {x.op: x.depth(run.schedule.I) for x in run.streaming}
-    return {name: b.depth for name, b in plan(run.raw, run.schedule,
+    ahead = {x.op: x.depth(schedule.I) for x in streaming}
+    return {name: b.depth for name, b in plan(model, schedule,
                                               run_ahead=ahead).buffers.items()}
+
+
+def _schedule_lines(m: Model, s: Schedule | None, streaming, at: int,
+                    depths: dict[str, int]) -> list[str]:
+    """The table of start times, stages, groups and buffers, and the streaming ops."""
+    lines = []
+    if s is not None:
+        rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
+        for op in m.ops:
+            rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),
+                         s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
+        lines.append(_table(rows))
+    for x in streaming:
+        lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
+                     f"{x.depth(at)} iteration(s) ahead")
+    return lines
 
 
 def describe_run(run) -> str:
@@ -266,16 +288,8 @@ def describe_run(run) -> str:
         lines.append(f"  note: {note}")
     for v in run.raw_violations:
         lines.append(f"  RAW-CYCLE VIOLATION (normalization hid it): {v}")
-    if s is not None:
-        depths = _buffers(run)
-        rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
-        for op in m.ops:
-            rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),
-                         s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
-        lines.append(_table(rows))
-    for x in run.streaming:
-        lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
-                     f"{x.depth(run.raw_interval)} iteration(s) ahead")
+    lines.extend(_schedule_lines(m, s, run.streaming, run.raw_interval,
+                                 _buffers(run) if s is not None else {}))
     infeasible = [a for a in o.attempts if a.status == "infeasible"]
     if infeasible:
         cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"
@@ -307,6 +321,72 @@ def cmd_solve(args) -> int:
     else:
         print(describe_run(run))
     return run.exit_status
+
+
+def heuristic_report(result: HeuristicResult, streaming, buffers: dict[str, int] | None) -> dict:
+    """The schedule format of DESIGN section 5, marked as a heuristic answer (never optimal)."""
+    s = result.schedule
+    extra = {"optimal": False, "status": "feasible" if s else "unknown",
+             "lower_bound": result.lower_bound, "seconds": round(result.seconds, 3),
+             "constraints": list(result.rules),
+             "heuristic": {"method": "iterative modulo scheduling with greedy warp assignment",
+                           "max_stages": result.max_stages, "steps": result.steps,
+                           "tried": result.tried, "trials": [t.to_dict() for t in result.trials],
+                           "why": result.why}}
+    if streaming:
+        extra["streaming"] = [x.to_dict(s.I if s else result.lower_bound) for x in streaming]
+    return schedule_report(result.model.name, s, extra, buffers)
+
+
+def describe_heuristic(result: HeuristicResult, streaming, buffers: dict[str, int]) -> str:
+    """The readable report of a heuristic run: no optimality claim, only max(ResMII, RecMII)."""
+    b, s, m, low = result.bounds, result.schedule, result.model, result.lower_bound
+    lines = [f"{m.name}: {'feasible' if s else 'no schedule found'} (heuristic: iterative "
+             f"modulo scheduling with greedy warp assignment; no optimality claim)"]
+    terms = ([f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "")]
+             if "capacity" in result.rules else []) + \
+        ([f"RecMII {b.rec_mii}"] if "dependence" in result.rules else [])
+    why = f"max({', '.join(terms)})" if terms else "no bound without capacity and dependence"
+    if s is not None:
+        gap = "equals the lower bound: no smaller I exists" if s.I == low else \
+            "not proven minimal"
+        lines.append(f"  I = {s.I} ({gap}; lower bound {low} = {why})")
+        lines.append(f"  L = {s.L} (not minimized), {s.stages} stage{'s' * (s.stages != 1)} "
+                     f"(at most {result.max_stages})")
+    else:
+        lines.append(f"  {result.why}")
+        lines.append(f"  lower bound {low} = {why}; a heuristic failure proves nothing")
+    tried, n = result.tried, len(result.trials)
+    span = f"I = {tried[0]}..{tried[-1]}" if len(tried) > 1 else \
+        (f"I = {tried[0]}" if tried else "nothing")
+    lines.append(f"  tried {span}: {n} attempt{'s' * (n != 1)}, {result.steps} scheduling "
+                 f"steps, {result.seconds:.3f} s")
+    lines.append(f"  verified against: {', '.join(result.rules)}")
+    lines.extend(_schedule_lines(m, s, streaming, s.I if s else low, buffers))
+    return "\n".join(lines)
+
+
+def cmd_heuristic(args) -> int:
+    model = load_target(args.model, args.machine, args.params)
+    streaming = []
+    if not args.no_streaming:
+        model, streaming = apply_streaming(model)
+    for name in args.without:
+        if name not in RULES:
+            raise InputError(f"unknown rule (known: {', '.join(RULES)})", ("--without",), name)
+    result = heuristic_schedule(model, max_stages=args.max_stages,
+                                rules=[r for r in RULES if r not in set(args.without)],
+                                budget=args.budget, seed=args.seed, time_limit=args.time_limit)
+    s = result.schedule
+    buffers = _ring_depths(model, s, streaming) if s is not None else None
+    doc = heuristic_report(result, streaming, buffers)
+    if args.out:
+        write_document(doc, args.out)
+    if args.json:
+        print(dumps(doc), end="")
+    else:
+        print(describe_heuristic(result, streaming, buffers or {}))
+    return EXIT_OK if s is not None else EXIT_NO
 
 
 def cmd_import(args) -> int:
@@ -727,6 +807,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--save-model", metavar="FILE", help="write the model solved (e.g. a built "
                    "kernel) to FILE, for `warpweave verify`")
     p.set_defaults(func=cmd_solve)
+
+    p = sub.add_parser(
+        "heuristic", help="a fast schedule by iterative modulo scheduling (no optimality proof)",
+        description="Rau's iterative modulo scheduling with a greedy warp-group assignment, "
+        "trying I upward from max(ResMII, RecMII) in raw cycles; every schedule it prints is "
+        "verified. A heuristic: it claims no optimality, and failing is no proof of "
+        "infeasibility. Exit 0 schedule found, 1 none found, 2 bad input.")
+    _target_arguments(p)
+    p.add_argument("--max-stages", type=int, help="largest stage count S = ceil(L/I) "
+                   "(default: as for solve, see `warpweave bounds`)")
+    p.add_argument("--budget", type=int, default=6, help="scheduling steps per op for one "
+                   "modulo-scheduling attempt (Rau's budget ratio, default 6)")
+    p.add_argument("--without", action="append", default=[], metavar="RULE",
+                   help="leave a rule out (repeatable), e.g. --without concurrency")
+    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
+                   "variable-latency ops without incoming data edges (paper section 5.3)")
+    p.add_argument("--time-limit", type=float, help="seconds, after which the I being tried "
+                   "is the last (the answer then depends on the machine's speed)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the randomized attempts "
+                   "(default 0; the result is deterministic for a seed)")
+    p.add_argument("--json", action="store_true", help="print the schedule format (DESIGN 5) "
+                   "with optimal: false, lower_bound, stages, buffers and the attempts")
+    p.add_argument("--out", help="also write the JSON report to this file")
+    p.set_defaults(func=cmd_heuristic)
 
     p = sub.add_parser("emit", help="pipelined code from a schedule: pseudocode, IR, CUDA C++",
                        description="Lower a valid schedule to per-warp-group programs and print "

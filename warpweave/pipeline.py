@@ -14,7 +14,7 @@ import attrs
 
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
-from warpweave.core.formats import load_model, schedule_to_dict
+from warpweave.core.formats import load_model, schedule_report
 from warpweave.core.model import Model
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
@@ -177,9 +177,4 @@ def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
                           "start": dict(o.schedule.start) if o.schedule else None,
                           "raw_valid": not run.raw_violations,
                           "raw_violations": [v.to_dict() for v in run.raw_violations]}
-    if s is None:
-        return {"format": "warpweave.schedule/1", "model": run.raw.name, "I": None, **extra}
-    extra["stages"] = s.stages
-    if buffers is not None:
-        extra["buffers"] = buffers
-    return schedule_to_dict(s, **extra)
+    return schedule_report(run.raw.name, s, extra, buffers)

@@ -32,7 +32,7 @@ _SCHEDULE_KEYS = {"format", "model", "I", "L", "start", "group"}
 # Fields `solve --json` adds; a schedule file may carry them and `verify` ignores them.
 SCHEDULE_EXTRA_KEYS = {"optimal", "lower_bound", "proof", "stages", "buffers", "backend",
                        "encoding", "seconds", "scale", "status", "streaming", "paper_search",
-                       "tie_breakers", "constraints", "notes", "machine"}
+                       "tie_breakers", "constraints", "notes", "machine", "heuristic"}
 
 
 # ---------------------------------------------------------------------------------------------
@@ -324,6 +324,18 @@ def load_schedule(path: str | Path, model: Model) -> Schedule:
         return schedule_from_dict(read_document(path), model)
     except InputError as exc:
         raise exc.with_file(str(path)) from None
+
+
+def schedule_report(model: str, schedule: Schedule | None, extra: dict,
+                    buffers: dict[str, int] | None = None) -> dict:
+    """What `solve --json` and `heuristic --json` print: the schedule format with their `extra`
+    fields, `stages` and `buffers` when there is a schedule, and `"I": null` when there is none."""
+    if schedule is None:
+        return {"format": SCHEDULE_FORMAT, "model": model, "I": None, **extra}
+    extra = {**extra, "stages": schedule.stages}
+    if buffers is not None:
+        extra["buffers"] = buffers
+    return schedule_to_dict(schedule, **extra)
 
 
 def schedule_to_dict(schedule: Schedule, **extra: Any) -> dict:
