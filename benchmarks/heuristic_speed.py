@@ -1,4 +1,5 @@
-"""Time the heuristic on large random loop bodies (`tests/random_graphs.py`), every answer verified.
+"""Time the heuristic on large random loop bodies (`warpweave.bench.random_graphs`), every answer
+verified.
 
     python -m benchmarks.heuristic_speed [N ...] [--seeds K]      (from the repository root)
 
@@ -14,7 +15,7 @@ import statistics
 import sys
 import time
 
-from tests.random_graphs import random_graph
+from warpweave.bench.random_graphs import random_graph
 from warpweave.core.heuristic import heuristic_schedule
 from warpweave.core.verify import verify
 

@@ -13,6 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from warpweave.bench.random_graphs import random_graph
 from warpweave.cli import main
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
@@ -23,7 +24,6 @@ from warpweave.core.verify import RULES, verify
 
 from .conftest import EXAMPLES, ROOT
 from .independent_check import broken_rules
-from .random_graphs import random_graph
 from .strategies import models
 
 RANDOM = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -95,7 +95,7 @@ def test_deterministic_for_a_seed(m, seed):
 
 def test_deterministic_whatever_the_hash_seed():
     # Sets of names iterate in an order that depends on PYTHONHASHSEED: nothing may hang on it.
-    code = ("from tests.random_graphs import random_graph;"
+    code = ("from warpweave.bench.random_graphs import random_graph;"
             "from warpweave.core.heuristic import heuristic_schedule;"
             "r = heuristic_schedule(random_graph(40, 5));"
             "print(r.schedule, [t.why for t in r.trials])")

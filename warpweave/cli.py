@@ -427,6 +427,76 @@ def cmd_import(args) -> int:
     return EXIT_OK
 
 
+def _bench_line(k: int, n: int, r: dict) -> str:
+    """One progress line per finished benchmark case."""
+    answer = f" I={r['I_units']} L={r['L_units']}" if r.get("I_units") is not None else ""
+    seconds = f" {r['wall_seconds']:.2f} s" if "wall_seconds" in r else ""
+    error = f": {r['error']}" if r.get("error") else ""
+    return f"  [{k}/{n}] {r['suite']}/{r['case']}  {r['config']}: {r['status']}{answer}" \
+        f"{seconds}{error}"
+
+
+def _items(values: list[str]) -> list[str]:
+    """Repeated and comma-separated option values, in order."""
+    return [x for item in values for x in item.split(",") if x]
+
+
+def cmd_bench(args) -> int:
+    from warpweave.bench import (
+        Settings,
+        Writer,
+        disagreements,
+        markdown,
+        matrix,
+        read_results,
+        run_header,
+        run_matrix,
+        select,
+    )
+    from warpweave.pipeline import normalization
+    if args.report:
+        header, records = read_results(args.report)
+    else:
+        if args.timeout <= 0:
+            raise InputError("must be > 0", ("--timeout",), args.timeout)
+        configs, notes = matrix(_items(args.backends), _items(args.encodings),
+                                _items(args.searches), args.all, not args.no_heuristic,
+                                _items(args.configs))
+        targets = args.targets or ["kernels"]
+        cases = select(targets, Path(args.data) if args.data else None, args.limit)
+        if cases:  # a bad --normalize is one input error here, not one per case
+            normalization(cases[0].load(), args.normalize)
+        settings = Settings(timeout=args.timeout, normalize=args.normalize,
+                            max_stages=args.max_stages, seed=args.seed)
+        header = run_header(targets, configs, settings, notes)
+        for note in notes:
+            print(f"warpweave bench: {note}", file=sys.stderr)
+        print(f"warpweave bench: {len(cases)} cases x {len(configs)} configurations, "
+              f"timeout {args.timeout:g} s", file=sys.stderr)
+        writer = Writer(args.out)
+        writer.write(header)
+        records: list[dict] = []
+        total = len(cases) * len(configs)
+
+        def emit(record: dict) -> None:
+            records.append(record)
+            writer.write(record)
+            print(_bench_line(len(records), total, record), file=sys.stderr, flush=True)
+
+        try:
+            run_matrix(cases, configs, settings, emit)
+        finally:
+            header.update(writer.close(), type="run")
+    text = markdown(header, records)
+    if args.markdown:
+        Path(args.markdown).write_text(text)
+    print(text, end="")
+    bad = disagreements(records)
+    for x in bad:
+        print(f"warpweave bench: DISAGREEMENT (a bug): {x}", file=sys.stderr)
+    return EXIT_NO if bad else EXIT_OK
+
+
 # ---------------------------------------------------------------------------------------------
 # Backends
 
@@ -885,6 +955,44 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--machine", help="machine name (default: the kernel's first)")
     p.add_argument("-o", "--output", help="write the model to this file (.json or .toml)")
     p.set_defaults(func=cmd_build)
+
+    p = sub.add_parser("bench", help="benchmark backends, encodings and the heuristic on suites",
+                       description="Run every case of the SUITEs (kernels, meta, hatschet, "
+                       "random; or model files, or kernels as name[@machine]) under every "
+                       "configuration, each in a worker process killed at the hard limit; "
+                       "write JSON lines and print a markdown report with time ratios measured "
+                       "in the same run, agreement across configurations and the heuristic's "
+                       "gap. Exit 0, or 1 when configurations disagree (a bug).")
+    p.add_argument("targets", nargs="*", metavar="SUITE", help="suites, model files or kernels "
+                   "(default: kernels)")
+    p.add_argument("--backends", action="append", default=[], metavar="SPEC,...",
+                   help="backend specs (comma-separated or repeated; `heuristic` is one too); "
+                   "default: a matrix of cpsat, highs, cbc, yices, sat and z3 configurations")
+    p.add_argument("--encodings", action="append", default=[], metavar="NAME,...",
+                   help="encodings crossed with --backends (default: integer)")
+    p.add_argument("--searches", action="append", default=[], metavar="minimize,sweep",
+                   help="search strategies crossed with both (default: as solve's --search "
+                   "auto); minimize needs the integer encoding")
+    p.add_argument("--all", action="store_true", help="every backend variant on every encoding "
+                   "and search")
+    p.add_argument("--configs", action="append", default=[], metavar="LABEL,...",
+                   help="exactly these configurations, first the baseline, each as reports "
+                   "label them: 'BACKEND/ENCODING SEARCH' (e.g. 'cpsat/integer minimize') or "
+                   "heuristic")
+    p.add_argument("--no-heuristic", action="store_true", help="leave the heuristic out")
+    p.add_argument("--timeout", type=float, default=120.0, help="seconds per case: the search's "
+                   "time limit; the worker is killed max(5, 10%%) later (default 120)")
+    p.add_argument("--limit", type=int, help="at most N cases per suite, spread over its sizes")
+    p.add_argument("--out", help="write the records here as JSON lines")
+    p.add_argument("--markdown", metavar="FILE", help="also write the report here")
+    p.add_argument("--report", metavar="FILE", help="run nothing: the report of a results file")
+    p.add_argument("--data", metavar="DIR", help="the benchmarks directory (default: the one "
+                   "beside the package)")
+    p.add_argument("--normalize", default="auto", metavar="HOW", help="cost normalization, as "
+                   "for solve (default auto)")
+    p.add_argument("--max-stages", type=int, help="stage bound, as for solve")
+    p.add_argument("--seed", type=int, default=0, help="solver and heuristic seed (default 0)")
+    p.set_defaults(func=cmd_bench)
     return parser
 
 

@@ -1,6 +1,7 @@
 """Large random loop bodies for timing the schedulers: a layered dependence graph with recurrences,
 anti-dependences, multi-row reservation tables, a variable-latency load group and register and
-shared-memory pressure.  `python -m tests.random_graphs N SEED > model.json` writes one."""
+shared-memory pressure.  `python -m warpweave.bench.random_graphs N SEED > model.json` writes
+one."""
 
 from __future__ import annotations
 

@@ -1,0 +1,153 @@
+"""The configurations a benchmark compares: backend x encoding x search strategy, and the
+heuristic scheduler.
+
+The first configuration of a matrix is the baseline that every other one is timed against; by
+default it is what `warpweave solve` runs when told nothing.  The heuristic
+(`warpweave.core.heuristic`, when installed) is one more column; it proves nothing, so it is
+compared on I only.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from collections.abc import Sequence
+
+import attrs
+
+from warpweave.core.errors import InputError
+from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND, SWEEP_BACKEND
+
+HEURISTIC = "heuristic"
+HEURISTIC_MODULE = "warpweave.core.heuristic"
+SEARCHES = ("minimize", "sweep")
+
+# The default matrix: solve's default first (the baseline), the other optimizing solvers on the
+# minimize search, then the sweep (one problem per I) with SAT, CP-SAT on both encodings and two
+# SMT solvers.
+DEFAULT_MATRIX = ((MINIMIZE_BACKEND, DEFAULT_ENCODING, "minimize"),
+                  ("highs", "integer", "minimize"), ("cbc", "integer", "minimize"),
+                  ("yices", "integer", "minimize"),
+                  (SWEEP_BACKEND, "compact", "sweep"), ("cpsat", "integer", "sweep"),
+                  ("cpsat", "compact", "sweep"), ("z3", "compact", "sweep"),
+                  ("yices", "compact", "sweep"))
+
+
+@attrs.frozen
+class Config:
+    """A backend spec, an encoding and a search strategy; or the heuristic (no encoding)."""
+
+    backend: str
+    encoding: str | None = None
+    search: str | None = None
+
+    @property
+    def label(self) -> str:
+        return self.backend if self.heuristic else f"{self.backend}/{self.encoding} {self.search}"
+
+    @property
+    def heuristic(self) -> bool:
+        return self.backend == HEURISTIC
+
+
+def parse_label(text: str) -> Config:
+    """The configuration a label names: `BACKEND/ENCODING SEARCH` (as reports print them; the
+    search may be left out: solve's auto) or `heuristic`."""
+    if text.strip() == HEURISTIC:
+        return Config(HEURISTIC)
+    spec, _, search = text.strip().partition(" ")
+    backend, _, encoding = spec.rpartition("/")
+    if not backend or not encoding:
+        raise InputError("a configuration is BACKEND/ENCODING [minimize|sweep] or heuristic",
+                         ("--configs",), text)
+    from warpweave.core.registry import ENCODINGS
+    ENCODINGS.get(encoding)
+    search = search.strip() or _auto(encoding)
+    if search not in SEARCHES or not _fits(encoding, search):
+        raise InputError(f"the search must be sweep{' or minimize' * _fits(encoding, 'minimize')}"
+                         f" on {encoding}", ("--configs",), text)
+    return Config(backend, encoding, search)
+
+
+def heuristic_available() -> bool:
+    """Whether the heuristic scheduler is installed (it is imported lazily, in the worker)."""
+    return importlib.util.find_spec(HEURISTIC_MODULE) is not None
+
+
+def matrix(backends: Sequence[str] = (), encodings: Sequence[str] = (),
+           searches: Sequence[str] = (), every: bool = False, heuristic: bool = True,
+           labels: Sequence[str] = ()) -> tuple[list[Config], list[str]]:
+    """The configurations to run and notes on what was left out.
+
+    `labels`: exactly these configurations (`parse_label`), in this order.  Nothing given:
+    DEFAULT_MATRIX.  Otherwise the product of `backends` (default: solve's
+    default), `encodings` (default: DEFAULT_ENCODING) and `searches` (default: minimize where the
+    encoding takes I as a variable, else sweep; minimize is dropped for encodings that cannot).
+    `every`: every backend variant (`backend_specs`) on every encoding and search.  `heuristic`
+    (also given as the backend `heuristic`) adds the heuristic when it is installed.  Unknown
+    encodings or searches and malformed backend specs are input errors; a backend whose solver
+    is missing here is left out with a note.
+    """
+    from warpweave.core.registry import ENCODINGS, backend_specs
+    for s in searches:
+        if s not in SEARCHES:
+            raise InputError(f"must be {' or '.join(SEARCHES)}", ("--searches",), s)
+    for e in encodings:
+        ENCODINGS.get(e)  # an InputError naming it if unknown
+    notes: list[str] = [f"left out the minimize search on {e}: it needs an encoding that takes "
+                        "I as a variable" for e in encodings
+                        if "minimize" in searches and not _fits(e, "minimize")]
+    if labels:
+        chosen = [parse_label(x) for x in labels]
+        heuristic = heuristic or any(c.heuristic for c in chosen)
+        triples = [(c.backend, c.encoding, c.search) for c in chosen if not c.heuristic]
+    elif every:
+        triples = [(b, e, s) for b in backend_specs() for e in ENCODINGS.names()
+                   for s in SEARCHES if _fits(e, s)]
+    elif backends or encodings or searches:
+        heuristic = heuristic or HEURISTIC in backends
+        solvers = [b for b in backends if b != HEURISTIC]
+        triples = [] if backends and not solvers else [
+            (b, e, s) for b in solvers or [MINIMIZE_BACKEND] for e in encodings or
+            [DEFAULT_ENCODING] for s in searches or [_auto(e)] if _fits(e, s)]
+    else:
+        triples = list(DEFAULT_MATRIX)
+    usable = {b: _unavailable(b) for b in dict.fromkeys(b for b, _, _ in triples)}
+    for b, why in usable.items():
+        if why:
+            notes.append(f"left out {b}: {why}")
+    configs = [Config(*t) for t in dict.fromkeys(triples) if not usable[t[0]]]
+    if heuristic:
+        if heuristic_available():
+            configs.append(Config(HEURISTIC))
+        else:
+            notes.append(f"left out the heuristic: {HEURISTIC_MODULE} is not installed")
+    if not configs:
+        raise InputError("no configuration can run here", ("--backends",), list(usable))
+    return configs, notes
+
+
+def _takes_interval(encoding: str) -> bool:
+    """Whether the encoding can state I as a variable (the minimize search needs it)."""
+    from warpweave.core.registry import ENCODINGS
+    return bool(getattr(ENCODINGS.get(encoding), "variable_interval", False))
+
+
+def _auto(encoding: str) -> str:
+    """solve's `--search auto`: minimize where the encoding allows it."""
+    return "minimize" if _takes_interval(encoding) else "sweep"
+
+
+def _fits(encoding: str, search: str) -> bool:
+    return search == "sweep" or _takes_interval(encoding)
+
+
+def _unavailable(spec: str) -> str | None:
+    """Why the backend `spec` cannot run here, or None.  A malformed spec is an InputError."""
+    from warpweave.core.registry import BACKENDS
+    from warpweave.core.registry import backend as make_backend
+    cls = BACKENDS.get(spec.partition(":")[0])
+    reason = cls.unavailable() if hasattr(cls, "unavailable") else None
+    if reason:
+        return reason
+    make_backend(spec)  # validates the options
+    return None

@@ -1,0 +1,182 @@
+"""Benchmark suites: named lists of cases, each a model to build and what is known about it.
+
+A `Case` is plain data (it crosses into a worker process) and builds its model there with
+`load()`.  Suites: `kernels` (every library kernel on each machine it supports, default
+parameters, plus the sub-tiled FA3 forward and FA backward), `meta` (Meta's golden graphs,
+`benchmarks/models/`), `hatschet` (the committed HatScheT subset, `benchmarks/data/hatschet/`),
+`random` (seeded random loop bodies of growing size).  A target that is no suite name is one
+case: a model file, or a library kernel written `kernel[@machine]`.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from warpweave.core.errors import InputError
+from warpweave.core.model import Model
+
+# Sub-tiled variants worth their own row (the Twill paper's FA3 forward and FA backward).
+SUBTILED = (("fa3-fwd", "subtiles=2"), ("fa-bwd", "subtiles=2"))
+RANDOM_SIZES = (5, 10, 20, 30, 40, 60)
+RANDOM_SEEDS = (0, 1)
+
+
+@attrs.frozen
+class Case:
+    """One model of a suite: how to build it, and reference figures to print beside it."""
+
+    suite: str
+    name: str
+    kind: str                       # kernel | file | hatschet | random
+    target: str                     # kernel name, model or graph file
+    machine: str | None = None
+    params: tuple[str, ...] = ()
+    size: int = 0                   # random: number of ops
+    seed: int = 0                   # random: generator seed
+    aux: str | None = None          # hatschet: the resource-model file
+    reference: dict[str, Any] = attrs.field(factory=dict, eq=False, hash=False)
+
+    def load(self) -> Model:
+        """Build the model (in the worker process)."""
+        if self.kind == "kernel":
+            from warpweave.pipeline import load_target
+            return load_target(self.target, self.machine, self.params)
+        if self.kind == "file":
+            from warpweave.core.formats import load_model
+            return load_model(self.target)
+        if self.kind == "hatschet":
+            from warpweave.importers import import_hatschet
+            return import_hatschet(self.target, self.aux)
+        if self.kind == "random":
+            from warpweave.bench.random_graphs import random_graph
+            return random_graph(self.size, self.seed)
+        raise ValueError(f"unknown case kind {self.kind!r}")
+
+
+def default_data_dir() -> Path:
+    """The repository's `benchmarks/` beside the package (an editable or source install)."""
+    return Path(__file__).resolve().parents[2] / "benchmarks"
+
+
+def kernel_cases() -> list[Case]:
+    """Every registered kernel on each machine it supports (its own toy machine if none), at
+    default parameters, then the sub-tiled variants of SUBTILED on each of their machines."""
+    from warpweave.core.registry import KERNELS
+    from warpweave.kernels import kernel_spec
+    out = []
+    variants = [(name, ()) for name in KERNELS.names()] + \
+        [(name, (p,)) for name, p in SUBTILED if name in KERNELS.names()]
+    for name, params in variants:
+        spec = kernel_spec(name)
+        for machine in spec.machines or (None,):
+            label = name + (f"@{machine}" if machine else "") + "".join(f" {p}" for p in params)
+            out.append(Case("kernels", label, "kernel", name, machine, params))
+    return out
+
+
+def meta_cases(data: Path) -> list[Case]:
+    """Meta's golden graphs as imported (`benchmarks/models/meta-golden-*.json`), with their
+    recorded figures (`meta-recorded-results.json`) as the reference."""
+    models = data / "models"
+    recorded = _read_json(models / "meta-recorded-results.json").get("cases", {})
+    out = []
+    for path in sorted(models.glob("meta-golden-*.json")):
+        key = path.stem.removeprefix("meta-golden-")
+        ref = recorded.get(key, {})
+        keep = ("ii", "length", "wall_seconds", "normalization_u")
+        out.append(Case("meta", key, "file", str(path),
+                        reference={f"meta_{k}": ref[k] for k in keep if k in ref}))
+    return out
+
+
+def hatschet_cases(data: Path) -> list[Case]:
+    """The committed HatScheT subset, smallest graph first, with the index's lower bounds."""
+    root = data / "data" / "hatschet"
+    index = root / "index.csv"
+    try:
+        with open(index, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror}", file=str(index)) from None
+    out = []
+    for row in sorted(rows, key=lambda r: (int(r["nodes"]), r["graph"])):
+        name = row["graph"].removesuffix(".graphml")
+        ref = {"index_res_mii": int(row["res_mii"]), "index_rec_mii": int(row["rec_mii"])}
+        out.append(Case("hatschet", name, "hatschet", str(root / row["graph"]),
+                        aux=str(root / row["resource_model"]), reference=ref))
+    return out
+
+
+def random_cases(sizes: Sequence[int] = RANDOM_SIZES,
+                 seeds: Sequence[int] = RANDOM_SEEDS) -> list[Case]:
+    """Seeded random loop bodies (`bench.random_graphs`) of growing size."""
+    return [Case("random", f"random-{n}-{s}", "random", "random", size=n, seed=s)
+            for n in sizes for s in seeds]
+
+
+SUITES: dict[str, Callable[[Path], list[Case]]] = {
+    "kernels": lambda data: kernel_cases(),
+    "meta": meta_cases,
+    "hatschet": hatschet_cases,
+    "random": lambda data: random_cases(),
+}
+
+
+def single_case(target: str) -> Case:
+    """A model file, or a library kernel `name[@machine]` at default parameters."""
+    if Path(target).suffix in (".json", ".toml") or Path(target).exists():
+        if not Path(target).is_file():
+            raise InputError("no such model file", value=target)
+        return Case("files", Path(target).stem, "file", target)
+    from warpweave.kernels import kernel_spec
+    name, _, machine = target.partition("@")
+    try:
+        spec = kernel_spec(name)
+    except InputError:
+        raise InputError(f"neither a suite ({', '.join(SUITES)}), a model file nor a library "
+                         "kernel", ("bench",), target) from None
+    if machine and machine not in spec.machines:
+        raise InputError(f"kernel {name} supports {', '.join(spec.machines) or 'its own machine'}",
+                         ("bench",), target)
+    return Case("kernels", target, "kernel", name, machine or None)
+
+
+def select(targets: Sequence[str], data: Path | None = None,
+           limit: int | None = None) -> list[Case]:
+    """The cases of `targets` (suite names, model files, kernels), each suite cut to an evenly
+    spread sample of `limit` cases."""
+    data = data or default_data_dir()
+    out: list[Case] = []
+    for target in targets:
+        if target in SUITES:
+            out += sample(SUITES[target](data), limit)
+        else:
+            out.append(single_case(target))
+    return out
+
+
+def sample(cases: list[Case], limit: int | None) -> list[Case]:
+    """`limit` cases spread evenly over `cases` (which are ordered by size), first and last
+    included; all of them without a limit."""
+    if limit is None or limit >= len(cases):
+        return cases
+    if limit < 1:
+        raise InputError("must be >= 1", ("--limit",), limit)
+    if limit == 1:
+        return cases[:1]
+    picks = sorted({round(k * (len(cases) - 1) / (limit - 1)) for k in range(limit)})
+    return [cases[k] for k in picks]
+
+
+def _read_json(path: Path) -> dict:
+    try:
+        return json.loads(path.read_text())
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror} (give the benchmarks directory with "
+                         "--data)", file=str(path)) from None
