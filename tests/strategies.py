@@ -97,6 +97,8 @@ def schedules(draw, model: Model, max_I: int = 4, max_stages: int = 3,
 
 # Ops per number of warp groups: the oracle branches over groups^ops assignments.
 TINY_OPS = {1: 7, 2: 5, 3: 4}
+# Features on more often than not: long lifetimes under tight limits are where liveness bugs show.
+OFTEN = ("loops", "regs", "memory")
 
 
 @st.composite
@@ -110,45 +112,52 @@ def tiny_model_docs(draw, max_cycles: int = 3, require: tuple[str, ...] = (), mi
     to forward data edges at the default delay, amounts to 0 (omitted from the file).  Flags in
     `require` are always on.
     """
-    flags = {name: name in require or draw(st.booleans()) for name in (
-        "rows", "loops", "order", "blocking", "groups", "regs", "memory", "spill", "async",
-        "warps")}
+    often = st.integers(0, 3).map(bool)  # True 3 times in 4; shrinks to False
+    flags = {name: name in require or draw(often if name in OFTEN else st.booleans())
+             for name in ("rows", "loops", "order", "blocking", "groups", "regs", "memory",
+                          "spill", "async", "warps")}
     n_units = draw(st.integers(1, 4))
     units = {f"u{k}": draw(st.integers(1, 2)) for k in range(n_units)}
-    unit_names = list(units)
     n_groups = draw(st.integers(2, 3)) if flags["groups"] else 1
     groups = [{"name": f"g{k}", "warps": draw(st.sampled_from([4, 1, 2])) if flags["warps"]
-               else 4, "reg_limit": draw(st.integers(0, 8)) if flags["regs"] else 255}
-              for k in range(n_groups)]
+               else 4} for k in range(n_groups)]
     vl = f"g{n_groups - 1}" if n_groups > 1 and draw(st.booleans()) else None
     most_warps = max(g["warps"] for g in groups)
     n_ops = draw(st.integers(min_ops, max(min_ops, TINY_OPS[n_groups])))
-    ops = [_tiny_op(draw, k, unit_names, max_cycles, flags, vl, most_warps)
+    ops = [_tiny_op(draw, k, units, max_cycles, flags, vl, most_warps)
            for k in range(n_ops)]
     edges = [_tiny_edge(draw, n_ops, max_cycles, flags)
              for _ in range(draw(st.integers(min_edges, n_ops + 2)))]
+    # Tight limits: each value fits alone, a few overlapping ones may not.
+    for g in groups:
+        g["reg_limit"] = max(op.get("regs", 0) for op in ops) + draw(st.integers(0, 2)) \
+            if flags["regs"] else 255
     machine: dict = {"name": "tiny", "units": units, "warp_groups": groups}
     if flags["memory"]:
-        machine["memories"] = {"smem": draw(st.integers(0, 6))}
+        most = max(op["footprint"]["smem"] for op in ops)
+        machine["memories"] = {"smem": most + draw(st.integers(0, 2))}
     if vl is not None:
         machine["variable_latency_group"] = vl
     return {"name": "tiny", "machine": machine, "ops": ops, "edges": edges}
 
 
-def _tiny_op(draw, k: int, units: list[str], max_cycles: int, flags: dict, vl: str | None,
-             most_warps: int) -> dict:
+def _tiny_op(draw, k: int, units: dict[str, int], max_cycles: int, flags: dict,
+             vl: str | None, most_warps: int) -> dict:
     cycles = draw(st.integers(1, max_cycles))
     op: dict = {"name": f"v{k}", "cycles": cycles}
     if flags["rows"] and draw(st.booleans()):
-        # A reservation table: idle rows ({}), a unit held in several rows, or twice in a row.
-        row = st.dictionaries(st.sampled_from(units), st.integers(1, 2), max_size=2)
+        # A reservation table: idle rows ({}), a unit held in several rows, or two instances of
+        # a unit of capacity 2 in one row.
+        unit = st.sampled_from(list(units))
+        row = st.dictionaries(unit, st.integers(1, 2), max_size=2).map(
+            lambda r: {u: min(n, units[u]) for u, n in r.items()})
         op["rrt"] = draw(st.lists(st.just({}) | row, min_size=1, max_size=cycles))
     elif draw(st.integers(0, 3)):  # mostly one unit for every cycle; sometimes none
-        op["uses"] = {draw(st.sampled_from(units)): 1}
+        op["uses"] = {draw(st.sampled_from(list(units))): 1}
     if flags["regs"]:
-        op["regs"] = draw(st.integers(0, 4))
+        op["regs"] = draw(st.integers(1, 4))
     if flags["memory"]:
-        op["footprint"] = {"smem": draw(st.integers(0, 3))}
+        op["footprint"] = {"smem": draw(st.integers(1, 3))}
     if flags["spill"]:
         op["spill_cost"] = draw(st.integers(0, 2))
     if flags["async"]:
