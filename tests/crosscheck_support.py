@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import re
 from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,7 +26,7 @@ ENCODING_NAMES = ("compact", "paper", "integer")
 SPECS = tuple(backend_specs())
 # One spec per family (default options), CP-SAT's interleaved portfolio, and the SAT solvers that
 # PySAT cannot interrupt (no time limits are used here, so they are safe).
-FAMILY_SPECS = ("cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat", "cpsat:workers=2",
+FAMILY_SPECS = ("sat", "cpsat", "yices", "highs", "cbc", "z3", "cvc5", "cpsat:workers=2",
                 "sat:cadical195", "sat:kissat404")
 # The other SAT variants: every PySAT cardinality and PB encoding, two more solvers.
 SAT_VARIANTS = tuple(s for s in SPECS if s.startswith("sat:") and s not in (
@@ -105,16 +106,18 @@ def search_range(model: Model) -> int:
 
 
 @contextlib.contextmanager
-def keep_counterexample(prop: str, *models: Model, **context) -> Iterator[None]:
-    """On failure, write each model as a model file `regressions/failed-<prop>[-k].json` (the last
-    write is hypothesis' final, shrunk replay) and note where; `context` (backend, encoding,
-    max_stages, ...) goes into the note.  `tests/test_crosscheck.py` replays every file there."""
+def keep_counterexample(prop: str, case: str, *models: Model, **context) -> Iterator[None]:
+    """On failure, write each model as a model file `regressions/failed-<prop>-<case>[-k].json`
+    (the last write is hypothesis' final, shrunk replay) and note where; `context` (backend,
+    encoding, max_stages, ...) goes into the note.  `test_crosscheck.test_regression` replays
+    every model file there.  (`WARPWEAVE_REGRESSIONS` names another directory.)"""
     try:
         yield
     except Exception:
         where = Path(os.environ.get("WARPWEAVE_REGRESSIONS", REGRESSIONS))
         where.mkdir(parents=True, exist_ok=True)
-        stem = prop.replace("test_", "", 1)
+        stem = re.sub(r"[^A-Za-z0-9_=.-]+", "_", "-".join(
+            x for x in (prop.replace("test_", "", 1), case) if x))
         for k, m in enumerate(models):
             path = where / f"failed-{stem}{'-' + str(k) if k else ''}.json"
             path.write_text(dumps(model_to_dict(m.replace(name=path.stem))))

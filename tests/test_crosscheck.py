@@ -109,7 +109,7 @@ def check_every_I_S(prop: str, spec: str, model: Model, K: int) -> None:
     known, below = truth(model, K)
     top = min(search_range(model), known[1] + 1 if known and known[1] else 5, max(below, 1))
     decided = 0
-    with keep_counterexample(prop, model, backend=spec, max_stages=K):
+    with keep_counterexample(prop, spec, model, max_stages=K):
         for I in range(1, top + 1):  # noqa: E741
             for S in range(1, K + 1):
                 try:
@@ -188,8 +188,7 @@ def test_search_agrees_with_the_oracle(spec, case, bug_dir):
     count("test_search_agrees_with_the_oracle", spec)
     known, below = truth(model, K)
     ref = reference(model, K, bug_dir)
-    with keep_counterexample("test_search_agrees_with_the_oracle", model, backend=spec,
-                             max_stages=K):
+    with keep_counterexample("test_search_agrees_with_the_oracle", spec, model, max_stages=K):
         for enc in ENCODING_NAMES:
             out = search(model, backend=spec, encoding=enc, max_stages=K, bug_dir=bug_dir)
             got, where = answer(out), f"{spec}/{enc} (max_stages={K})"
@@ -209,8 +208,8 @@ def test_search_agrees_with_the_oracle(spec, case, bug_dir):
 def test_returned_schedules_pass_every_checker(case, spec, enc, bug_dir):
     model, K = case
     count("test_returned_schedules_pass_every_checker")
-    with keep_counterexample("test_returned_schedules_pass_every_checker", model, backend=spec,
-                             encoding=enc, max_stages=K):
+    with keep_counterexample("test_returned_schedules_pass_every_checker", "", model,
+                             backend=spec, encoding=enc, max_stages=K):
         out = search(model, backend=spec, encoding=enc, max_stages=K, bug_dir=bug_dir)
         s = out.schedule
         if s is not None:
@@ -230,7 +229,7 @@ def test_returned_schedules_pass_every_checker(case, spec, enc, bug_dir):
 def test_same_seed_same_schedule(spec, case, enc, seed, bug_dir):
     model, K = case
     count("test_same_seed_same_schedule", spec)
-    with keep_counterexample("test_same_seed_same_schedule", model, backend=spec, encoding=enc,
+    with keep_counterexample("test_same_seed_same_schedule", spec, model, encoding=enc,
                              max_stages=K, seed=seed):
         runs = [search(model, backend=spec, encoding=enc, max_stages=K, seed=seed,
                        bug_dir=bug_dir) for _ in range(2)]
@@ -272,33 +271,28 @@ def _pick(draw, items):
     return draw(st.sampled_from(list(items)))
 
 
+def _more(draw, m: Model, kind: str, field: str, most: int) -> Model:
+    """One of the machine's units / warp groups / memories with `field` 1 to `most` larger."""
+    items = getattr(m.machine, kind)
+    k = draw(st.integers(0, len(items) - 1))
+    new = attrs.evolve(items[k], **{field: getattr(items[k], field) + draw(st.integers(1, most))})
+    return m.replace(machine=attrs.evolve(m.machine, **{kind: items[:k] + (new,) + items[k + 1:]}))
+
+
 def more_capacity(draw, m: Model) -> Model:
-    u = _pick(draw, m.machine.units)
-    units = [attrs.evolve(x, capacity=x.capacity + draw(st.integers(1, 2))) if x == u else x
-             for x in m.machine.units]
-    return m.replace(machine=attrs.evolve(m.machine, units=units))
+    return _more(draw, m, "units", "capacity", 2)
 
 
 def higher_register_limit(draw, m: Model) -> Model:
-    g = _pick(draw, m.machine.warp_groups)
-    return _with_group(m, g, attrs.evolve(g, reg_limit=g.reg_limit + draw(st.integers(1, 4))))
+    return _more(draw, m, "warp_groups", "reg_limit", 4)
 
 
 def more_warps(draw, m: Model) -> Model:
-    g = _pick(draw, m.machine.warp_groups)
-    return _with_group(m, g, attrs.evolve(g, warps=g.warps + draw(st.integers(1, 3))))
-
-
-def _with_group(m: Model, old: WarpGroup, new: WarpGroup) -> Model:
-    groups = [new if x == old else x for x in m.machine.warp_groups]
-    return m.replace(machine=attrs.evolve(m.machine, warp_groups=groups))
+    return _more(draw, m, "warp_groups", "warps", 3)
 
 
 def more_memory(draw, m: Model) -> Model:
-    x = _pick(draw, m.machine.memories)
-    mems = [attrs.evolve(y, capacity=y.capacity + draw(st.integers(1, 3))) if y == x else y
-            for y in m.machine.memories]
-    return m.replace(machine=attrs.evolve(m.machine, memories=mems))
+    return _more(draw, m, "memories", "capacity", 3)
 
 
 def extra_group(draw, m: Model) -> Model:
@@ -371,8 +365,8 @@ def test_relaxing_never_raises_the_optimum(relation, data, spec, enc, bug_dir):
     model, K = data.draw(cases(**NEEDS.get(relation, {})), label="model")
     relaxed = RELAXATIONS[relation](data.draw, model)
     count("test_relaxing_never_raises_the_optimum", relation)
-    with keep_counterexample("test_relaxing_never_raises_the_optimum", model, relaxed,
-                             relation=relation, backend=spec, encoding=enc, max_stages=K):
+    with keep_counterexample("test_relaxing_never_raises_the_optimum", relation, model, relaxed,
+                             backend=spec, encoding=enc, max_stages=K):
         before, after = (optimum(search(m, backend=spec, encoding=enc, max_stages=K,
                                         bug_dir=bug_dir)) for m in (model, relaxed))
         note(f"{relation}: {before} -> {after} ({spec}/{enc}, max_stages={K})")
@@ -414,7 +408,7 @@ def test_scaling_costs(case, k, spec, enc, bug_dir):
     model, K = case
     count("test_scaling_costs")
     scaled_model = scale(model, k)
-    with keep_counterexample("test_scaling_costs", model, scaled_model, k=k, backend=spec,
+    with keep_counterexample("test_scaling_costs", "", model, scaled_model, k=k, backend=spec,
                              encoding=enc, max_stages=K):
         i0, l0 = optimum(search(model, backend=spec, encoding=enc, max_stages=K,
                                 bug_dir=bug_dir))
@@ -448,3 +442,22 @@ def test_regression(path, bug_dir):
                 assert known is not None, f"{path.name}: the oracle cannot decide it"
                 assert answer(out) == known, f"{where}: {answer(out)}; oracle: {known}"
                 check_attempts(model, out, where)
+
+
+def test_a_larger_distance_can_raise_the_optimum():
+    """Why a larger distance is not among the relaxations: A's value, used by B `distance`
+    iterations later, fits the memory alone.  With distance 0 both copies of Q (C after A makes
+    L >= 2, so S = 2 at I = 1) hold A's value one after the other; with distance 2 its use lies
+    beyond Q, both copies live to the end and overlap, and I = 1 is lost."""
+    def with_distance(d: int) -> Model:
+        return model_from_dict({"name": f"distance-{d}", "machine": {
+            "memories": {"smem": 1}, "warp_groups": [{"name": "g"}]},
+            "ops": [{"name": "A", "footprint": {"smem": 1}}, {"name": "B"}, {"name": "C"}],
+            "edges": [{"src": "A", "dst": "B", "distance": d},
+                      {"src": "A", "dst": "C", "kind": "order"}]})
+
+    for d, want in ((0, (1, 2)), (2, (2, 2))):
+        m = with_distance(d)
+        assert optimum(search(m, backend="sat", max_stages=2)) == want
+        best = oracle(m).optimum(2, search_range(m))
+        assert (best.I, best.L) == want
