@@ -100,3 +100,11 @@ def test_library_kernels_are_targets(capsys):
     assert main(["crosscheck", "fa-simplified", "--backends", "cpsat", "--encodings",
                  "compact,integer"]) == 0
     assert "1 backend x 2 encodings" in capsys.readouterr().out
+
+
+def test_without_a_constraint_everything_follows(capsys):
+    """Runs, verification and the oracle all leave the constraint out."""
+    assert main(["crosscheck", FA, "--backends", "sat", "--encodings", "paper", "--oracle",
+                 "--without", "capacity"]) == 0
+    text = capsys.readouterr().out
+    assert "optimal  1  3" in text and "oracle: optimal I=1 L=3" in text
