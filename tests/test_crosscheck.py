@@ -102,31 +102,38 @@ def explain(model: Model, encoding: str, witness) -> str:
 # ---------------------------------------------------------------------------------------------
 
 
-def check_every_I_S(prop: str, spec: str, model: Model, K: int) -> None:
+def compare_every_I_S(spec: str, model: Model, K: int, known: tuple | None, below: int) -> int:
     """Each (I, S) from I = 1 to one past the oracle's optimum (at most 5 without one), every
-    encoding solved by `spec`: feasible exactly when the oracle finds a schedule, with its L."""
-    count(prop, spec)
-    known, below = truth(model, K)
+    encoding solved by `spec`: feasible exactly when the oracle finds a schedule, with its L.
+    Returns how many (I, S) the oracle decided."""
     top = min(search_range(model), known[1] + 1 if known and known[1] else 5, max(below, 1))
     decided = 0
+    for I in range(1, top + 1):  # noqa: E741
+        for S in range(1, K + 1):
+            try:
+                want = oracle(model).at(I, S)
+            except OracleBudget:
+                return decided
+            decided += 1
+            for enc in ENCODING_NAMES:
+                status, got = solve_at(model, enc, spec, I, S)
+                where = (f"{spec}/{enc} at I={I}, S={S}: {status} {describe(got)}; oracle: "
+                         f"{describe(want.schedule)}")
+                if want.feasible:
+                    assert status == "OPTIMAL", f"{where}; {explain(model, enc, want.schedule)}"
+                    bad = verify(model, got)
+                    assert not bad, f"{where}; the verifier rejects it: {bad[0]}"
+                    assert got.L == want.L, f"{where}; {explain(model, enc, want.schedule)}"
+                else:
+                    assert status == "UNSAT", where
+    return decided
+
+
+def check_every_I_S(prop: str, spec: str, model: Model, K: int) -> None:
+    count(prop, spec)
+    known, below = truth(model, K)
     with keep_counterexample(prop, spec, model, max_stages=K):
-        for I in range(1, top + 1):  # noqa: E741
-            for S in range(1, K + 1):
-                try:
-                    want = oracle(model).at(I, S)
-                except OracleBudget:
-                    break
-                decided += 1
-                for enc in ENCODING_NAMES:
-                    status, got = solve_at(model, enc, spec, I, S)
-                    where = (f"{spec}/{enc} at I={I}, S={S}: {status} {describe(got)}; oracle: "
-                             f"{describe(want.schedule)}")
-                    if want.feasible:
-                        assert status == "OPTIMAL", f"{where}; {explain(model, enc, want.schedule)}"
-                        assert verify(model, got) == [], where
-                        assert got.L == want.L, f"{where}; {explain(model, enc, want.schedule)}"
-                    else:
-                        assert status == "UNSAT", where
+        decided = compare_every_I_S(spec, model, K, known, below)
     tally(prop, "oracle decided the optimum" if known else "oracle undecided",
           f"{decided} (I, S) pairs" if decided < 4 else ">= 4 (I, S) pairs")
 
@@ -425,7 +432,8 @@ def test_scaling_costs(case, k, spec, enc, bug_dir):
 
 
 # ---------------------------------------------------------------------------------------------
-# Counterexamples found so far, replayed (every encoding, three backend families, S <= 1..3)
+# Counterexamples found so far (tests/regressions/*.json, model files), replayed: every (I, S) and
+# the search, every encoding, three backend families, stage bounds 1-3.
 
 REGRESSION_FILES = sorted(REGRESSIONS.glob("*.json"))
 
@@ -436,6 +444,7 @@ def test_regression(path, bug_dir):
     for K in (1, 2, 3):
         known, below = truth(model, K)
         for spec in ("sat", "cpsat", "highs"):
+            compare_every_I_S(spec, model, K, known, below)
             for enc in ENCODING_NAMES:
                 out = search(model, backend=spec, encoding=enc, max_stages=K, bug_dir=bug_dir)
                 where = f"{path.name}: {spec}/{enc} (max_stages={K})"

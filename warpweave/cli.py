@@ -362,8 +362,8 @@ def cmd_crosscheck(args) -> int:
         found = rep.oracle
         print(f"  oracle: {show_answer(found)} ({rep.oracle_note})" if found else
               f"  oracle: {rep.oracle_note}")
-        if found and rep.model is not model and found[1] is not None:
-            print("  (the oracle's I and L are in the units solved, before denormalization)")
+        if found and rep.scale and found[1] is not None:
+            print(f"  (the oracle's I and L are in normalized units of {rep.scale} cycles)")
     for line in rep.problems:
         print(f"  DISAGREEMENT: {line}")
     if not rep.problems:
@@ -780,8 +780,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "derived from the graph, the same for every run)")
     p.add_argument("--oracle", action="store_true", help="also enumerate every schedule with the "
                    "verifier (tiny models only) and compare with its answer")
-    p.add_argument("--oracle-budget", type=int, default=2_000_000, metavar="N",
-                   help="give the oracle up after N candidate schedules (default 2000000)")
+    p.add_argument("--oracle-budget", type=int, default=200_000, metavar="N",
+                   help="give the oracle up after N candidate schedules (default 200000)")
     p.add_argument("--out", help="where to write replay files on a disagreement (default "
                    "crosscheck-<model>/)")
     p.add_argument("--time-limit", type=float, help="seconds for each run's search")

@@ -61,6 +61,7 @@ class Row:
 @attrs.frozen
 class Report:
     model: Model                   # as solved (streaming applied, normalized if it was)
+    scale: int | None              # cycles per unit when costs were normalized
     max_stages: int
     rows: tuple[Row, ...]
     oracle: tuple | None           # the oracle's (status, I, L), if it decided
@@ -94,7 +95,9 @@ def crosscheck(model: Model, backends: Sequence[str], encodings: Sequence[str],
             rows.append(row)
             if progress:
                 progress(row)
-    solved = next((r.run.model for r in rows if r.run), None) or model
+    done = next((r.run for r in rows if r.run), None)
+    solved = done.model if done else model
+    scale = done.normalized.scale if done and done.normalized else None
     cons = constraint_set(without=options.without)
     b = bounds(solved, {c.name for c in cons})
     k = options.max_stages or b.default_max_stages()
@@ -109,7 +112,8 @@ def crosscheck(model: Model, backends: Sequence[str], encodings: Sequence[str],
             truth = ("optimal", best.I, best.L) if best else ("infeasible", None, None)
             note = f"{oracle_obj.calls} candidate schedules examined"
         except OracleBudget as exc:
-            note = f"gave up ({exc}); no I below {exc.below} has a schedule"
+            units = f" units of {scale} cycles" if scale else ""
+            note = f"gave up ({exc}); no I below {exc.below}{units} has a schedule"
     problems = _problems(rows, truth)
     written: list[Path] = []
     if problems:
@@ -117,7 +121,7 @@ def crosscheck(model: Model, backends: Sequence[str], encodings: Sequence[str],
     written += sorted(p for p in out.glob("warpweave-bug-*.ir.json"))  # from SearchBug
     if created and not any(out.iterdir()):
         out.rmdir()
-    return Report(solved, k, tuple(rows), truth, note, tuple(problems), tuple(written))
+    return Report(solved, scale, k, tuple(rows), truth, note, tuple(problems), tuple(written))
 
 
 def _slug(text: str) -> str:
