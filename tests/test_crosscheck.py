@@ -1,16 +1,21 @@
 """Every encoding x every backend against the brute-force oracle, the verifier and each other.
 
 Properties (each a test; parametrized cases are backends, or metamorphic relations):
-- `test_every_I_S_agrees_with_the_oracle`: for each (I, S) from I = 1 to just past the optimum,
-  each encoding's problem is feasible exactly when the oracle finds a schedule, and its minimal L
-  is the oracle's;
+- `test_every_I_S_agrees_with_the_oracle` (one spec per backend family) and
+  `test_sat_variants_agree_with_the_oracle_at_every_I_S` (every other cardinality and PB encoding
+  and SAT solver): for each (I, S) from I = 1 to just past the optimum, each encoding's problem is
+  feasible exactly when the oracle finds a schedule, and its minimal L is the oracle's;
 - `test_search_agrees_with_the_oracle`: the search's answer (status, I, L) equals the oracle's and
   a reference run's, and every (I, S) it asked about was answered as the oracle answers it;
 - `test_returned_schedules_pass_every_checker`: what the search returns is valid for the verifier,
   after a JSON round trip of model and schedule, and for `tests/independent_check.py`;
 - `test_same_seed_same_schedule`: a backend with a seed answers the same way twice;
-- `test_relaxing_never_raises_the_optimum` and `test_scaling_costs`: metamorphic relations;
+- `test_relaxing_never_raises_the_optimum` and `test_scaling_costs`: metamorphic relations (and
+  `test_a_larger_distance_can_raise_the_optimum`: one that is not);
 - `test_regression`: the models in `tests/regressions/` (counterexamples found so far).
+
+A failing property writes its shrunk model to `tests/regressions/failed-<property>-<case>.json`
+(see `crosscheck_support.keep_counterexample`); rename it and commit it to keep it.
 
 Models are tiny (`strategies.tiny_models`) and the stage bound is 1-3, so the oracle can decide
 them; when it exceeds its budget the comparison with it is limited to what it decided, and the
