@@ -96,10 +96,13 @@ def test_input_errors(capsys):
     assert "unknown backend" in capsys.readouterr().err
 
 
-def test_library_kernels_are_targets(capsys):
+def test_library_kernels_are_targets_and_the_oracle_can_give_up(capsys):
     assert main(["crosscheck", "fa-simplified", "--backends", "cpsat", "--encodings",
-                 "compact,integer"]) == 0
-    assert "1 backend x 2 encodings" in capsys.readouterr().out
+                 "compact,integer", "--oracle", "--oracle-budget", "30"]) == 0
+    text = capsys.readouterr().out
+    assert "1 backend x 2 encodings" in text
+    assert "oracle: gave up (more than 30 candidate schedules) while deciding I=2; no smaller " \
+        "I has a schedule" in text
 
 
 def test_without_a_constraint_everything_follows(capsys):

@@ -112,8 +112,9 @@ def crosscheck(model: Model, backends: Sequence[str], encodings: Sequence[str],
             truth = ("optimal", best.I, best.L) if best else ("infeasible", None, None)
             note = f"{oracle_obj.calls} candidate schedules examined"
         except OracleBudget as exc:
-            units = f" units of {scale} cycles" if scale else ""
-            note = f"gave up ({exc}); no I below {exc.below}{units} has a schedule"
+            units = f" (units of {scale} cycles)" if scale else ""
+            note = f"gave up ({exc}) while deciding I={exc.below}{units}" + (
+                "; no smaller I has a schedule" if exc.below > 1 else "")
     problems = _problems(rows, truth)
     written: list[Path] = []
     if problems:
