@@ -1,13 +1,48 @@
-"""Shared fixtures: paths to the examples and a small model builder."""
+"""Shared fixtures (paths to the examples, a small model), the hypothesis profiles and the session
+summary of the cross-checking properties.
+
+Profiles: `ci` (the default) and `thorough`, chosen by `pytest --thorough` or
+`HYPOTHESIS_PROFILE=thorough`; both are defined in `tests/crosscheck_support.py`.
+"""
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
+
+from .crosscheck_support import PROFILES, summary_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
+
+for _name, _values in PROFILES.items():
+    settings.register_profile(_name, **_values)
+
+
+def pytest_addoption(parser):
+    parser.addoption("--thorough", action="store_true",
+                     help="run the property tests under the `thorough` hypothesis profile "
+                     "(20x the examples of `ci`)")
+
+
+def pytest_configure(config):
+    # Before the test modules are imported: `crosscheck_support.scaled` reads the profile then.
+    chosen = "thorough" if config.getoption("--thorough") else (
+        config.getoption("--hypothesis-profile") or os.environ.get("HYPOTHESIS_PROFILE") or "ci")
+    settings.load_profile(chosen)
+
+
+def pytest_terminal_summary(terminalreporter):
+    lines = summary_lines()
+    if lines:
+        terminalreporter.section(
+            f"cross-check properties: generated examples (profile "
+            f"{settings.get_current_profile_name()})")
+        for line in lines:
+            terminalreporter.write_line(line)
 
 
 @pytest.fixture

@@ -90,3 +90,105 @@ def schedules(draw, model: Model, max_I: int = 4, max_stages: int = 3,
     groups = [g.name for g in model.machine.warp_groups]
     group = {op.name: draw(st.sampled_from(groups)) for op in model.ops}
     return Schedule(model.name, I, L, start, group)
+
+
+# ---------------------------------------------------------------------------------------------
+# Tiny models for the brute-force oracle (tests/test_crosscheck.py)
+
+# Ops per number of warp groups: the oracle branches over groups^ops assignments.
+TINY_OPS = {1: 7, 2: 5, 3: 4}
+# Features on more often than not: long lifetimes under tight limits are where liveness bugs show.
+OFTEN = ("loops", "regs", "memory")
+
+
+@st.composite
+def tiny_model_docs(draw, max_cycles: int = 3, require: tuple[str, ...] = (), min_ops: int = 2,
+                    min_edges: int = 0) -> dict:
+    """A model document small enough for `warpweave.core.oracle` to enumerate, covering every
+    feature of DESIGN section 3.
+
+    Each feature is behind a flag drawn first (False is the simplest), so shrinking switches whole
+    features off and then simplifies what is left: ops go to 1 cycle using the first unit, edges
+    to forward data edges at the default delay, amounts to 0 (omitted from the file).  Flags in
+    `require` are always on.
+    """
+    often = st.integers(0, 3).map(bool)  # True 3 times in 4; shrinks to False
+    flags = {name: name in require or draw(often if name in OFTEN else st.booleans())
+             for name in ("rows", "loops", "order", "blocking", "groups", "regs", "memory",
+                          "spill", "async", "warps")}
+    n_units = draw(st.integers(1, 4))
+    units = {f"u{k}": draw(st.integers(1, 2)) for k in range(n_units)}
+    n_groups = draw(st.integers(2, 3)) if flags["groups"] else 1
+    groups = [{"name": f"g{k}", "warps": draw(st.sampled_from([4, 1, 2])) if flags["warps"]
+               else 4} for k in range(n_groups)]
+    vl = f"g{n_groups - 1}" if n_groups > 1 and draw(st.booleans()) else None
+    most_warps = max(g["warps"] for g in groups)
+    n_ops = draw(st.integers(min_ops, max(min_ops, TINY_OPS[n_groups])))
+    ops = [_tiny_op(draw, k, units, max_cycles, flags, vl, most_warps)
+           for k in range(n_ops)]
+    edges = [_tiny_edge(draw, n_ops, max_cycles, flags)
+             for _ in range(draw(st.integers(min_edges, n_ops + 2)))]
+    # Tight limits: each value fits alone, a few overlapping ones may not.
+    for g in groups:
+        g["reg_limit"] = max(op.get("regs", 0) for op in ops) + draw(st.integers(0, 2)) \
+            if flags["regs"] else 255
+    machine: dict = {"name": "tiny", "units": units, "warp_groups": groups}
+    if flags["memory"]:
+        most = max(op["footprint"]["smem"] for op in ops)
+        machine["memories"] = {"smem": most + draw(st.integers(0, 2))}
+    if vl is not None:
+        machine["variable_latency_group"] = vl
+    return {"name": "tiny", "machine": machine, "ops": ops, "edges": edges}
+
+
+def _tiny_op(draw, k: int, units: dict[str, int], max_cycles: int, flags: dict,
+             vl: str | None, most_warps: int) -> dict:
+    cycles = draw(st.integers(1, max_cycles))
+    op: dict = {"name": f"v{k}", "cycles": cycles}
+    if flags["rows"] and draw(st.booleans()):
+        # A reservation table: idle rows ({}), a unit held in several rows, or two instances of
+        # a unit of capacity 2 in one row.
+        unit = st.sampled_from(list(units))
+        row = st.dictionaries(unit, st.integers(1, 2), max_size=2).map(
+            lambda r: {u: min(n, units[u]) for u, n in r.items()})
+        op["rrt"] = draw(st.lists(st.just({}) | row, min_size=1, max_size=cycles))
+    elif draw(st.integers(0, 3)):  # mostly one unit for every cycle; sometimes none
+        op["uses"] = {draw(st.sampled_from(list(units))): 1}
+    if flags["regs"]:
+        op["regs"] = draw(st.integers(1, 4))
+    if flags["memory"]:
+        op["footprint"] = {"smem": draw(st.integers(1, 3))}
+    if flags["spill"]:
+        op["spill_cost"] = draw(st.integers(0, 2))
+    if flags["async"]:
+        op["async"] = draw(st.booleans())
+    if flags["warps"]:
+        op["warps"] = draw(st.sampled_from([w for w in (0, 1, 2, 4) if w <= most_warps]))
+    if vl is not None:
+        op["variable_latency"] = draw(st.booleans())
+    return op
+
+
+def _tiny_edge(draw, n_ops: int, max_cycles: int, flags: dict) -> dict:
+    """An edge; distance-0 edges go forward in op order, so there is no zero-distance cycle."""
+    a = draw(st.integers(0, n_ops - 1))
+    if flags["loops"] and draw(st.booleans()):
+        b, distance = draw(st.integers(0, n_ops - 1)), draw(st.integers(1, 3))
+    elif a == n_ops - 1:
+        b, distance = draw(st.integers(0, n_ops - 1)), 1
+    else:
+        b, distance = draw(st.integers(a + 1, n_ops - 1)), 0
+    edge: dict = {"src": f"v{a}", "dst": f"v{b}"}
+    if distance:
+        edge["distance"] = distance
+    if draw(st.booleans()):
+        edge["delay"] = draw(st.integers(0, max_cycles + 1))
+    if flags["order"] and draw(st.booleans()):
+        edge["kind"] = "order"
+    if flags["blocking"] and draw(st.booleans()):
+        edge["blocking"] = True
+    return edge
+
+
+def tiny_models(**kw) -> st.SearchStrategy[Model]:
+    return tiny_model_docs(**kw).map(model_from_dict)

@@ -25,7 +25,14 @@ from warpweave.core.formats import (
 )
 from warpweave.core.heuristic import HeuristicResult, heuristic_schedule
 from warpweave.core.model import Model
-from warpweave.core.registry import BACKENDS, KERNELS, MACHINES, backend, backend_specs
+from warpweave.core.registry import (
+    BACKENDS,
+    ENCODINGS,
+    KERNELS,
+    MACHINES,
+    backend,
+    backend_specs,
+)
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.search import Attempt
 from warpweave.core.streaming import apply_streaming
@@ -497,6 +504,54 @@ def cmd_bench(args) -> int:
     return EXIT_NO if bad else EXIT_OK
 
 
+def cmd_crosscheck(args) -> int:
+    from warpweave.crosscheck import crosscheck, parse_list, show_answer
+
+    model = load_target(args.model, args.machine, args.params)
+    families = [f for f in BACKENDS.load_all() if BACKENDS.get(f).unavailable() is None]
+    backends = parse_list(args.backends, families, backend_specs(), "backends")
+    for spec in backends:
+        backend(spec)  # an unknown or unavailable backend is an input error before any solve
+    encodings = parse_list(args.encodings, ENCODINGS.names(), ENCODINGS.names(), "encodings")
+    for name in encodings:
+        ENCODINGS.get(name)
+    options = Options(without=tuple(args.without), max_stages=args.max_stages,
+                      time_limit=args.time_limit, seed=args.seed,
+                      streaming=not args.no_streaming, normalize=args.normalize)
+
+    def progress(row) -> None:
+        if sys.stderr.isatty():
+            print(f"  {row.backend}/{row.encoding}: {row.status} ({row.seconds:.2f} s)",
+                  file=sys.stderr)
+
+    rep = crosscheck(model, backends, encodings, options, oracle=args.oracle,
+                     oracle_budget=args.oracle_budget, out=args.out, progress=progress)
+    print(f"{model.name}: {len(backends)} backend{'s' * (len(backends) != 1)} x "
+          f"{len(encodings)} encoding{'s' * (len(encodings) != 1)}, at most "
+          f"{rep.max_stages} stages")
+    rows = [["backend", "encoding", "status", "I", "L", "seconds", "verified"]]
+    for r in rep.rows:
+        rows.append([r.backend, r.encoding, r.status, str(r.I or "-"), str(r.L or "-"),
+                     f"{r.seconds:.2f}", r.verified if len(r.verified) < 60 else
+                     r.verified[:57] + "..."])
+    print(_table(rows))
+    if args.oracle:
+        found = rep.oracle
+        print(f"  oracle: {show_answer(found)} ({rep.oracle_note})" if found else
+              f"  oracle: {rep.oracle_note}")
+        if found and rep.scale and found[1] is not None:
+            print(f"  (the oracle's I and L are in normalized units of {rep.scale} cycles)")
+    for line in rep.problems:
+        print(f"  DISAGREEMENT: {line}")
+    if not rep.problems:
+        print("  all finished runs agree" + ("" if rep.exit_status == 0 else
+                                            "; some did not finish (time limit)"))
+    if rep.written:
+        print(f"  wrote {len(rep.written)} file{'s' * (len(rep.written) != 1)} to "
+              f"{rep.written[0].parent}: {', '.join(p.name for p in rep.written)}")
+    return rep.exit_status
+
+
 # ---------------------------------------------------------------------------------------------
 # Backends
 
@@ -917,6 +972,37 @@ def build_parser() -> argparse.ArgumentParser:
                    "<graph>RM.xml beside the graph)")
     p.add_argument("--out", help="write the model here (.json or .toml) instead of printing it")
     p.set_defaults(func=cmd_import)
+    p = sub.add_parser(
+        "crosscheck", help="solve one model with every backend x encoding and compare",
+        description="Run the optimal search (as `solve` does: streaming, normalization, raw "
+        "re-verification) with every backend x encoding, print one row each (status, I, L, "
+        "seconds, verified), and compare. On a disagreement or a failed verification, write the "
+        "replayable IR of the first (I, S) question answered differently (one file per run), "
+        "the model solved and the oracle's schedule there to --out. Exit 0 all agree, 1 a "
+        "disagreement, 2 bad input, 3 some run hit --time-limit.")
+    _target_arguments(p)
+    p.add_argument("--backends", action="append", default=[], metavar="SPECS",
+                   help="comma-separated backend specs (repeatable); `all` for every variant "
+                   "of `warpweave backends` (default: each available family)")
+    p.add_argument("--encodings", action="append", default=[], metavar="NAMES",
+                   help="comma-separated encodings (default: all)")
+    p.add_argument("--max-stages", type=int, help="stage bound of every search (default: "
+                   "derived from the graph, the same for every run)")
+    p.add_argument("--oracle", action="store_true", help="also enumerate every schedule with the "
+                   "verifier (tiny models only) and compare with its answer")
+    p.add_argument("--oracle-budget", type=int, default=200_000, metavar="N",
+                   help="give the oracle up after N candidate schedules (default 200000)")
+    p.add_argument("--out", help="where to write replay files on a disagreement (default "
+                   "crosscheck-<model>/)")
+    p.add_argument("--time-limit", type=float, help="seconds for each run's search")
+    p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
+                   help="leave a constraint out of every run (repeatable)")
+    p.add_argument("--normalize", default="auto", metavar="HOW", help="cost normalization, as "
+                   "for solve: auto (default), off, unit=K, paper=U")
+    p.add_argument("--no-streaming", action="store_true", help="as for solve")
+    p.add_argument("--seed", type=int, default=0, help="seed of every solver (default 0)")
+    p.set_defaults(func=cmd_crosscheck)
+
     p = sub.add_parser("backends", help="list the solver backends, their variants and capabilities",
                        description="List every registered backend (and the concrete variants "
                        "worth testing: sat solvers x encodings, cpsat worker counts) with "

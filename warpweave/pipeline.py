@@ -47,6 +47,7 @@ class Options:
     seed: int = 0
     streaming: bool = True
     normalize: str = "auto"   # auto | off | unit=K | paper=U
+    bug_dir: Path | None = None  # where a solve the verifier rejects is saved (default: .)
 
 
 @attrs.frozen
@@ -131,7 +132,7 @@ def run_solve(model: Model, options: Options = Options(),
                       constraints=cons, max_stages=options.max_stages,
                       time_limit=options.time_limit, solve_limit=options.solve_limit,
                       paper=paper, tie_breakers=options.tie_breakers, seed=options.seed,
-                      progress=progress)
+                      progress=progress, bug_dir=options.bug_dir)
 
     outcome = go(options.paper_search)
     comparison = None

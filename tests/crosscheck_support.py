@@ -1,0 +1,161 @@
+"""What the cross-checking properties share: the matrix, example counts per profile, statistics for
+the session summary, the oracle per model, counterexamples saved as model files, and a diagnosis
+of which constraint's encoding rejects a valid schedule."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+from collections import Counter, defaultdict
+from collections.abc import Iterator
+from pathlib import Path
+
+from hypothesis import HealthCheck, note, settings
+
+from warpweave.core.bounds import bounds
+from warpweave.core.constraints import BUILTIN
+from warpweave.core.formats import dumps, model_to_dict
+from warpweave.core.model import Model
+from warpweave.core.oracle import Oracle
+from warpweave.core.registry import ENCODINGS, backend, backend_specs
+from warpweave.core.schedule import Schedule
+
+ENCODING_NAMES = ("compact", "paper", "integer")
+SPECS = tuple(backend_specs())
+# One spec per family (default options), CP-SAT's interleaved portfolio, and the SAT solvers that
+# PySAT cannot interrupt (no time limits are used here, so they are safe).
+FAMILY_SPECS = ("sat", "cpsat", "yices", "highs", "cbc", "z3", "cvc5", "cpsat:workers=2",
+                "sat:cadical195", "sat:kissat404")
+# The other SAT variants: every PySAT cardinality and PB encoding, two more solvers.
+SAT_VARIANTS = tuple(s for s in SPECS if s.startswith("sat:") and s not in (
+    "sat:maplechrono/totalizer/best", "sat:cadical195/totalizer/best",
+    "sat:kissat404/totalizer/best"))
+CI_EXAMPLES = 100   # max_examples of the ci profile; `scaled` is relative to it
+ORACLE_BUDGET = 20_000  # verifier calls per model: beyond it the oracle stays undecided
+REGRESSIONS = Path(__file__).resolve().parent / "regressions"
+
+PROFILES = {
+    "ci": dict(max_examples=CI_EXAMPLES, deadline=None, print_blob=True,
+               suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]),
+    "thorough": dict(max_examples=20 * CI_EXAMPLES, deadline=None, print_blob=True,
+                     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]),
+}
+
+
+def scaled(n: int) -> settings:
+    """Settings for a property that runs `n` examples under the ci profile, proportionally more
+    under `thorough` (read when the test module is imported, after conftest loads the profile)."""
+    return settings(max_examples=max(1, n * settings.default.max_examples // CI_EXAMPLES))
+
+
+# ---------------------------------------------------------------------------------------------
+# Statistics for the session summary (conftest.pytest_terminal_summary)
+
+EXAMPLES: Counter = Counter()
+EVENTS: dict[str, Counter] = defaultdict(Counter)
+CASES: dict[str, set] = defaultdict(set)
+
+
+def count(prop: str, case: str = "") -> None:
+    """One generated example of property `prop` (in parametrized case `case`); call it first."""
+    EXAMPLES[prop] += 1
+    CASES[prop].add(case)
+
+
+def tally(prop: str, *events: str) -> None:
+    """Events of an example that passed (what kind of model, what the answer was, ...)."""
+    for e in events:
+        EVENTS[prop][e] += 1
+
+
+def summary_lines() -> list[str]:
+    lines = []
+    for prop in sorted(EXAMPLES):
+        events = ", ".join(f"{k} {v}" for k, v in sorted(EVENTS[prop].items()))
+        lines.append(f"{prop}: {EXAMPLES[prop]} examples over {len(CASES[prop])} case(s)"
+                     + (f" ({events})" if events else ""))
+    return lines
+
+
+# ---------------------------------------------------------------------------------------------
+# The oracle, once per model
+
+
+_ORACLES: dict[str, Oracle] = {}
+
+
+def oracle(model: Model) -> Oracle:
+    """The oracle of `model` (cached by its document: hypothesis replays models while shrinking)."""
+    key = json.dumps(model_to_dict(model), sort_keys=True)
+    if key not in _ORACLES:
+        if len(_ORACLES) > 500:
+            _ORACLES.clear()
+        _ORACLES[key] = Oracle(model, budget=ORACLE_BUDGET)
+    return _ORACLES[key]
+
+
+def search_range(model: Model) -> int:
+    """The largest I the search tries (the oracle's range too)."""
+    return bounds(model).i_upper
+
+
+# ---------------------------------------------------------------------------------------------
+# Counterexamples as model files
+
+
+@contextlib.contextmanager
+def keep_counterexample(prop: str, case: str, *models: Model, **context) -> Iterator[None]:
+    """On failure, write each model as a model file `regressions/failed-<prop>-<case>[-k].json`
+    (the last write is hypothesis' final, shrunk replay) and note where; `context` (backend,
+    encoding, max_stages, ...) goes into the note.  `test_crosscheck.test_regression` replays
+    every model file there.  (`WARPWEAVE_REGRESSIONS` names another directory.)"""
+    try:
+        yield
+    except Exception:
+        where = Path(os.environ.get("WARPWEAVE_REGRESSIONS", REGRESSIONS))
+        where.mkdir(parents=True, exist_ok=True)
+        stem = re.sub(r"[^A-Za-z0-9_=.-]+", "_", "-".join(
+            x for x in (prop.replace("test_", "", 1), case) if x))
+        for k, m in enumerate(models):
+            path = where / f"failed-{stem}{'-' + str(k) if k else ''}.json"
+            path.write_text(dumps(model_to_dict(m.replace(name=path.stem))))
+            note(f"counterexample model saved to {path} ({context})")
+        raise
+
+
+# ---------------------------------------------------------------------------------------------
+# Solving one (I, S) and explaining a disagreement
+
+
+def all_constraints():
+    return [c() for c in BUILTIN]
+
+
+def solve_at(model: Model, encoding: str, spec: str, I: int, S: int):  # noqa: E741
+    """(status, schedule or None) of one (I, S) problem with every constraint, minimizing L."""
+    view = ENCODINGS.get(encoding)(model, I, S, all_constraints())
+    result = backend(spec).solve(view.problem)
+    schedule = view.decode(result.values) if result.status.has_solution else None
+    return result.status.value, schedule
+
+
+def rejecting_constraints(model: Model, encoding: str, schedule: Schedule) -> list[str]:
+    """The constraints whose encoding (alone, in `encoding`, solved by the default sat backend)
+    rejects `schedule` pinned: for a valid schedule this names the faulty encode."""
+    out = []
+    for c in all_constraints():
+        view = ENCODINGS.get(encoding)(model, schedule.I, schedule.stages, [c], symmetry=False)
+        pins = view.pin(schedule)
+        if False in pins or not backend("sat").solve(view.problem, assumptions=pins) \
+                .status.has_solution:
+            out.append(c.name)
+    return out
+
+
+def describe(schedule: Schedule | None) -> str:
+    if schedule is None:
+        return "none"
+    return (f"I={schedule.I} L={schedule.L} start={dict(schedule.start)} "
+            f"group={dict(schedule.group)}")
