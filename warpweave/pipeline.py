@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from warpweave.core.bounds import bounds
+from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, schedule_to_dict
 from warpweave.core.model import Model
@@ -95,14 +96,16 @@ def normalization(model: Model, how: str) -> Normalized | None:
 
 
 def run_solve(model: Model, options: Options = Options(),
-              progress: Callable[[Attempt], None] | None = None) -> Run:
-    """Solve `model` as `options` say; the answer is verified in raw cycles."""
+              progress: Callable[[Attempt], None] | None = None,
+              extra: Sequence[Constraint] = ()) -> Run:
+    """Solve `model` as `options` say; the answer is verified in raw cycles.  `extra`
+    constraints (e.g. a pinned role from `kernels.roles`) join the registered ones."""
     streaming: list[StreamingOp] = []
     if options.streaming:
         model, streaming = apply_streaming(model)
     norm = normalization(model, options.normalize)
     solved = norm.model if norm else model
-    cons = constraint_set(without=options.without)
+    cons = [*constraint_set(without=options.without), *extra]
 
     def go(paper: bool) -> Outcome:
         return search(solved, backend=options.backend, encoding=options.encoding,
