@@ -24,7 +24,8 @@ from warpweave.core.verify import Violation
 from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
 
 DEFAULT_BACKEND = "sat:cadical195/totalizer/bdd"
-# Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units.
+# Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units
+# (machines.normalize.auto_unit picks the unit that rounds the bound least).
 AUTO_THRESHOLD, RESOLUTION = 128, 64
 
 
