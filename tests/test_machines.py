@@ -261,3 +261,22 @@ def test_unit_normalization_is_always_conservative(raw, unit):
     schedule, _ = published.realize(n.model, strategy, limit=4)
     if schedule is not None:
         assert verify(raw, n.denormalize(schedule)) == []
+
+
+def test_auto_unit_keeps_the_resolution_and_rounds_the_bound_least():
+    """`auto` normalization: at most lower // 64 cycles per unit, and no unit in its band gives
+    a smaller rounded lower bound (fa-bwd's 256-cycle GEMMs: 32-cycle units keep the tensor-core
+    bound 2560 exact where 40-cycle units would make it 2800)."""
+    from warpweave.core.bounds import bounds
+    from warpweave.core.streaming import apply_streaming
+    from warpweave.kernels import build
+    from warpweave.machines.normalize import auto_unit, by_unit
+    model, _ = apply_streaming(build("fa-bwd", "h100", subtiles=2))
+    lower = bounds(model).lower
+    unit = auto_unit(model, lower)
+
+    def rounded(u):
+        return u * bounds(by_unit(model, u).model).lower
+    assert unit <= lower // 64
+    assert rounded(unit) == lower == 2560
+    assert all(rounded(u) >= rounded(unit) for u in range(3 * (lower // 64) // 4, lower // 64))

@@ -830,8 +830,9 @@ def _solve_arguments(p: argparse.ArgumentParser) -> None:
                    "variable-latency ops without incoming data edges (paper section 5.3)")
     p.add_argument("--normalize", default="auto", metavar="HOW", help="cost normalization: auto "
                    "(default: when the lower bound on I exceeds 128 cycles, round costs up to "
-                   "units of lower/64 cycles), off, unit=K (round up to units of K cycles) or "
-                   "paper=U (the Twill paper's ILP with bound U)")
+                   "units of about lower/64 cycles, chosen to round the bound least), off, "
+                   "unit=K (round up to units of K cycles) or paper=U (the Twill paper's ILP "
+                   "with bound U)")
     p.add_argument("--seed", type=int, default=0, help="seed of the solver (and of the "
                    "simulator's --jitter); default 0")
 

@@ -13,6 +13,7 @@ from pathlib import Path
 import attrs
 
 from warpweave.core.bounds import bounds
+from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, schedule_report
 from warpweave.core.model import Model
@@ -27,7 +28,8 @@ from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normali
 # kernel in seconds; sweeping I with SAT is fast per I but may need many I.
 DEFAULT_ENCODING = "integer"
 SWEEP_BACKEND, MINIMIZE_BACKEND = "sat:cadical195/totalizer/bdd", "cpsat"
-# Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units.
+# Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units
+# (machines.normalize.auto_unit picks the unit that rounds the bound least).
 AUTO_THRESHOLD, RESOLUTION = 128, 64
 
 
@@ -109,14 +111,16 @@ def normalization(model: Model, how: str) -> Normalized | None:
 
 
 def run_solve(model: Model, options: Options = Options(),
-              progress: Callable[[Attempt], None] | None = None) -> Run:
-    """Solve `model` as `options` say; the answer is verified in raw cycles."""
+              progress: Callable[[Attempt], None] | None = None,
+              extra: Sequence[Constraint] = ()) -> Run:
+    """Solve `model` as `options` say; the answer is verified in raw cycles.  `extra`
+    constraints (e.g. a pinned role from `kernels.roles`) join the registered ones."""
     streaming: list[StreamingOp] = []
     if options.streaming:
         model, streaming = apply_streaming(model)
     norm = normalization(model, options.normalize)
     solved = norm.model if norm else model
-    cons = constraint_set(without=options.without)
+    cons = [*constraint_set(without=options.without), *extra]
 
     strategy = options.search
     if strategy == "auto":

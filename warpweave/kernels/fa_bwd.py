@@ -3,9 +3,9 @@ algorithm; Twill paper section 6.3): for a fixed K/V tile, iterate over Q tiles.
 
 Per iteration: load_q (Q and LSE), load_do (dO and D) by TMA; qk (S = Q K^T); exp (P = exp2(S -
 LSE)); dp (dP = dO V^T); ds (dS = P (dP - D)); dv (dV += P^T dO) and dk (dK += dS^T Q), whose
-accumulators are carried to the next iteration; dq (dQ = dS K); dq_stage (dQ to shared memory) and
-dq_store (the TMA reduce-add into global memory: the atomic reduction; issued
-asynchronously, it only holds the staging buffer until the TMA has read it).  Five
+accumulators are carried to the next iteration; dq (dQ = dS K); dq_stage (dQ through registers
+to shared memory) and dq_store (the TMA reduce-add into global memory: the atomic reduction;
+issued asynchronously, it only holds the staging buffer until the TMA has read it).  Five
 GEMMs, one exponential, one reduction.  Write-after-read edges guard the Q and dO rings (`stages`),
 the P and dS shared-memory tiles (`ps_stages`) and the single dQ staging buffer.
 
@@ -16,9 +16,10 @@ cannot share a 240-register warpgroup - the register limit is what shapes the Ho
 P and dS also go to shared memory as the dV / dK GEMM operands.
 b200 (FA4 bwd): S, dP, dV, dK, dQ live in Tensor Memory (columns), the compute warps load S and dP
 with tcgen05.ld (blocking on the MMA commit), keep P in registers for dS, store P (16-bit) back to
-TMEM for the dV GEMM and dS to shared memory; dq_stage loads dQ from TMEM and writes it to shared
-memory for the reduce-add.  The default inventory is FA4 bwd's launch (reduce 152, two compute
-warpgroups 136, MMA and load warps 88).
+TMEM for the dV GEMM and dS to shared memory; dq_stage loads dQ from TMEM into registers and
+writes it to shared memory for the reduce-add.  The default inventory is FA4 bwd's launch
+(reduce 152, two compute warpgroups 136, MMA and load warps 88).  On both machines dq_stage holds
+the dQ tile in registers while it writes it out (charged as its result's registers).
 
 `subtiles=2` splits the K/V tile into two halves of block_n/2 rows, each with its own S, P, dP,
 dS, dV, dK and a partial dQ (reduced separately by the atomic add).
@@ -91,9 +92,14 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         dk = g.op(f"dk{x}", cost.gemm(n, head_dim, block_m, dtype), **mma, **result(kv_elems, 4))
         dq = g.op(f"dq{x}", cost.gemm(block_m, head_dim, n, dtype), **mma, **result(q_elems, 4))
         fetch = (cost.tmem_load(q_elems * 4),) if tmem else ()
+        # dQ passes through the registers of the staging warps (b200: tcgen05.ld from TMEM)
+        # before it reaches shared memory; they are charged as its result's registers, live
+        # until the reduce-add issues.  Without them a warpgroup could stage dQ beside a live
+        # P tile for free, and the register budget could not shape the roles (Twill 6.3.2).
         stage = g.op(f"dq_stage{x}", *fetch,
                      Phase(None, 0, cycles(q_elems * 4 / cost.f["smem_bytes_per_clk"]),
-                           "st.shared"), warps=4, footprint={"smem": q_elems * 4})
+                           "st.shared"), warps=4, regs=regs(q_elems, 4),
+                     footprint={"smem": q_elems * 4})
         store = g.op(f"dq_store{x}", cost.tma_store(q_elems * 4, "TMA reduce-add", True),
                      warps=1, is_async=True)
         g.edge("load_q", qk, blocking=True)
