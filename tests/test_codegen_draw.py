@@ -79,3 +79,18 @@ def test_graph_svg_through_graphviz_when_present():
     svg, how = graph_svg(m, s)
     assert how == ("graphviz" if shutil.which("dot") else "builtin")
     assert "softmax" in "".join(_texts(svg))
+
+
+
+def test_timeline_of_raw_cycles_stays_readable():
+    """A model in raw cycles (T in the thousands) is drawn about 1600 px wide with round axis
+    labels, not one 18-px column and one label per cycle."""
+    from warpweave.core.model import Machine, Model, Op, Unit, WarpGroup
+    from warpweave.core.schedule import Schedule
+    m = Model("long", Machine("m", [Unit("tc", 1)], [], [WarpGroup("g", 4, 255)]),
+              [Op.using("gemm", 3000, {"tc": 1}), Op.using("exp", 2500)], [])
+    s = Schedule.tight(m, 3000, {"gemm": 0, "exp": 100}, {"gemm": "g", "exp": "g"})
+    svg = timeline_svg(m, s)
+    assert 1000 < float(ET.fromstring(svg).get("width")) < 2000
+    ticks = [int(t) for t in _texts(svg) if t.isdigit()]
+    assert ticks and len(ticks) <= 21 and all(t % 100 == 0 for t in ticks)

@@ -66,13 +66,23 @@ def timeline_rows(model: Model, s: Schedule) -> tuple[list[str], list[tuple[str,
     return rows, boxes
 
 
+def tick_step(T: int) -> int:
+    """A round cycle step (1, 2, 5, 10, 20, 50, ...) giving at most 20 axis labels."""
+    step, k = 1, 0
+    while T // step > 20:
+        step, k = step * (5 if k % 3 == 1 else 2) // (2 if k % 3 == 1 else 1), k + 1
+    return step
+
+
 def timeline_svg(model: Model, s: Schedule) -> str:
     """Q as an SVG: one row per unit lane and per warp group; boxes `op<copy>` coloured by the
     op's group; prologue / steady state / epilogue shaded and stage boundaries dashed."""
     q = straight_line(model, s)
     rows, boxes = timeline_rows(model, s)
     colors = group_colors(model)
-    cw, rh, left, top = max(18, min(40, 900 // max(1, q.T))), 26, 90, 40
+    # pixels per cycle: roomy for toy models, about 1600 px in all for kernels of raw cycles
+    cw = max(18, min(40, 900 // max(1, q.T))) if 18 * q.T <= 1600 else 1600 / q.T
+    rh, left, top = 26, 90, 40
     width, height = left + cw * q.T + 20, top + rh * len(rows) + 50
     out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
            f'font-family="sans-serif" font-size="11">',
@@ -101,9 +111,10 @@ def timeline_svg(model: Model, s: Schedule) -> str:
         out.append(f'<rect x="{x + 1}" y="{y}" width="{(b - a) * cw - 2}" height="{rh - 6}" '
                    f'rx="3" fill="{colors[s.group[op]]}" opacity="{1.0 - 0.25 * (copy % 2)}">'
                    f'<title>{escape(op)} copy {copy}, group {escape(s.group[op])}</title></rect>')
-        out.append(f'<text x="{x + 4}" y="{y + rh / 2 + 1}" fill="white">{escape(op)}{copy}'
-                   '</text>')
-    for t in range(q.T + 1):
+        if (b - a) * cw >= 7 * (len(op) + 2):  # a label only where it fits
+            out.append(f'<text x="{x + 4}" y="{y + rh / 2 + 1}" fill="white">{escape(op)}{copy}'
+                       '</text>')
+    for t in range(0, q.T + 1, tick_step(q.T)):
         out.append(f'<text x="{left + t * cw - 3}" y="{top + rh * len(rows) + 14}" '
                    f'fill="#666" font-size="9">{t}</text>')
     y = top + rh * len(rows) + 34
@@ -128,7 +139,8 @@ def timeline_png(model: Model, s: Schedule, path: str | Path) -> bool:
     q = straight_line(model, s)
     rows, boxes = timeline_rows(model, s)
     colors = group_colors(model)
-    fig, ax = plt.subplots(figsize=(max(6.0, 0.35 * q.T + 2), 0.45 * len(rows) + 1.2))
+    inches = min(24.0, max(6.0, 0.35 * q.T + 2))
+    fig, ax = plt.subplots(figsize=(inches, 0.45 * len(rows) + 1.2))
     index = {r: len(rows) - 1 - i for i, r in enumerate(rows)}
     lo, hi = (q.S - 1) * q.I, q.S * q.I
     ax.axvspan(lo, hi, color="#e8f1fb", zorder=0)
@@ -137,8 +149,9 @@ def timeline_png(model: Model, s: Schedule, path: str | Path) -> bool:
     for row, a, b, op, copy in boxes:
         ax.barh(index[row], b - a, left=a, height=0.7, color=colors[s.group[op]],
                 alpha=1.0 - 0.25 * (copy % 2), edgecolor="white", zorder=2)
-        ax.text(a + 0.1, index[row], f"{op}{copy}", va="center", color="white", fontsize=8,
-                zorder=3)
+        if (b - a) / q.T * (inches - 2) * 120 >= 6 * (len(op) + 2):  # a label where it fits
+            ax.text(a + 0.1, index[row], f"{op}{copy}", va="center", color="white",
+                    fontsize=8, zorder=3)
     ax.set_yticks(list(index.values()), list(index.keys()))
     ax.set_xlim(0, q.T)
     ax.set_xlabel("cycle")
