@@ -211,7 +211,6 @@ QUESTIONS = {
     "fa3-fwd h100 subtiles=2": _fa3_questions,
     "fa4-fwd b200": _fa4_questions,
     "fa-bwd b200 subtiles=2 (FA4 budget)": _bwd_b200_questions,
-    "fa-bwd b200 subtiles=2 max_regs=128": _bwd_b200_questions,
     "fa-bwd b200 subtiles=2 (two 240-reg groups)": lambda: _bwd_b200_questions()[:4],
 }
 

@@ -240,3 +240,32 @@ def test_fa_bwd_h100_subtiled_fa3_schedule_without_overlap_is_optimal():
     status, s = ask(run, Sequential(compute_ops(run)))
     assert status == "feasible"
     assert not iterations_overlap(s, compute_ops(run))
+
+
+# ---------------------------------------------------------------------------------------------
+# fa-bwd on b200: Twill paper 6.3.2; FA4 flash_bwd_sm100.py (reduce, two compute warpgroups)
+
+FULL_BUDGET = ("subtiles=2", "groups=wg0:4:240,wg1:4:240,w8:1:24,w9:1:24", "vl=w9")
+
+
+def two_groups(stage0: str, stage1: str) -> Roles:
+    """Twill's full-budget strategy: the halves' exponentials on two groups, each dQ staging on
+    one of them (the two groups ping-pong between exponentials and staging)."""
+    return Roles(same=[("dq_stage0", stage0), ("dq_stage1", stage1)], apart=[("exp0", "exp1")])
+
+
+THREE_GROUPS = Roles(same=[("dq_stage0", "dq_stage1")],
+                     apart=[("exp0", "exp1"), ("exp0", "dq_stage0"), ("exp1", "dq_stage0")])
+PAIRINGS = [(a, b) for a in ("exp0", "exp1") for b in ("exp0", "exp1")]
+
+
+@pytest.mark.slow
+def test_fa_bwd_b200_reduced_budget_forces_fa4s_three_groups():
+    """With FA4 bwd's register budget (compute warpgroups 136 per thread: Twill's reduced
+    budget, "Twill-LR") every optimum uses three groups - two for the exponentials, a third
+    staging dQ for the reduction - as FA4 does and Twill finds (6.3.2)."""
+    run = solved("fa-bwd", "b200", "subtiles=2")
+    assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
+    assert ask(run, THREE_GROUPS)[0] == "feasible"
+    for a, b in PAIRINGS:
+        assert ask(run, two_groups(a, b))[0] == "infeasible", (a, b)
