@@ -6,9 +6,10 @@ Usage (from the repository root):
                                  [--time-limit 1800] [--skip-questions] [--json FILE]
 
 Every solve goes through `warpweave.pipeline.run_solve` (streaming, normalization, search, raw
-re-verification), in this process, one after the other.  Seconds are wall time (`perf_counter`)
-and CPU time of this process (`process_time`: the solvers run in-process); on a shared machine
-the wall time grows with the load, which is printed with the machine.  A run that hits the time
+re-verification), one after the other; each solver call runs in a child process (the search's
+isolation).  Seconds are wall time (`perf_counter`) and CPU time of this process and its
+finished children (`cpu_seconds`); on a shared machine the wall time grows with the load, which
+is printed with the machine.  A run that hits the time
 limit is reported with the status and bound it reached.
 """
 
@@ -18,6 +19,7 @@ import argparse
 import json
 import os
 import platform
+import resource
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -105,14 +107,21 @@ def machine_line() -> str:
 # Solving
 
 
+def cpu_seconds() -> float:
+    """CPU time of this process and of its finished children (the isolated solver calls)."""
+    own, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + kids.ru_utime + kids.ru_stime
+
+
 def solve(case: Case, config: str, time_limit: float) -> dict:
     """One run_solve, summarized: I, L and stages (solver units and raw cycles), roles, times."""
     model = case.model()
     extra = case.extra(model) if case.extra else ()
     opts = Options(normalize=case.normalize, time_limit=time_limit, **CONFIGS[config])
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), cpu_seconds()
     run = run_solve(model, opts, extra=extra)
-    wall, cpu = time.perf_counter() - wall, time.process_time() - cpu
+    wall, cpu = time.perf_counter() - wall, cpu_seconds() - cpu
     o, s = run.outcome, run.schedule
     row = {"case": case.label, "config": config, "status": o.status, "optimal": o.optimal,
            "wall": round(wall, 1), "cpu": round(cpu, 1), "calls": len(o.attempts),
@@ -141,7 +150,7 @@ def steady_state(model, s: Schedule, copies: int = 3) -> list[str]:
 # Shape questions at the optimal I (see tests/test_golden.py for the same questions as tests)
 
 
-def _fa3_questions() -> list[tuple[str, list]]:
+def _fa3_questions() -> list[tuple]:
     tile = ("qk", "rowmax", "softmax", "cast", "rescale", "pv")
     roles = R.Roles(same=[(f"{a}{t}", f"{b}{t}") for t in "01" for a, b in pairwise(tile)],
                     apart=[("qk0", "qk1")])
@@ -166,15 +175,18 @@ def fa4_roles(mma_warp: bool = True) -> R.Roles:
     return R.Roles(same=same, apart=apart)
 
 
-def _fa4_questions() -> list[tuple[str, list]]:
+def _fa4_questions() -> list[tuple]:
     return [("FA4 roles (MMA warp issues all four MMAs)", [fa4_roles()]),
+            ("FA4 roles (MMA warp), TMEM capacity dropped", [fa4_roles()], ("memory",)),
+            ("FA4 roles (MMA warp), cross-warp hand-off cost dropped", [fa4_roles()],
+             ("cross_warp_spill",)),
             ("FA4 roles, PV issued by the softmax warps", [fa4_roles(mma_warp=False)]),
             ("both softmaxes on one group", [R.Roles(same=[("softmax0", "softmax1")])]),
             ("tile 0's correction on its softmax group",
              [R.Roles(same=[("rescale0", "softmax0")])])]
 
 
-def _bwd_b200_questions() -> list[tuple[str, list]]:
+def _bwd_b200_questions() -> list[tuple]:
     pairs = [(a, b) for a in ("exp0", "exp1") for b in ("exp0", "exp1")]
     two = [(f"two groups: dq_stage0 with {a}, dq_stage1 with {b}",
             [R.Roles(same=[("dq_stage0", a), ("dq_stage1", b)], apart=[("exp0", "exp1")])])
@@ -184,8 +196,11 @@ def _bwd_b200_questions() -> list[tuple[str, list]]:
     return [*two, ("three groups: both dq_stage apart from both exps", [three])]
 
 
-def _bwd_h100_questions(ops: Callable) -> list[tuple[str, list]]:
-    return [("no cross-iteration overlap (Sequential)", [R.Sequential(ops)])]
+def _bwd_h100_questions(ops: Sequence[str]) -> list[tuple]:
+    x = "" if "dv" in ops else "0"
+    return [("no cross-iteration overlap (Sequential)", [R.Sequential(ops)]),
+            ("cross-iteration overlap (Overlapping)", [R.Overlapping(ops)]),
+            (f"dv{x} and dk{x} accumulators on one group", [R.Roles(same=[(f"dv{x}", f"dk{x}")])])]
 
 
 def compute_ops(model) -> list[str]:
@@ -196,19 +211,18 @@ QUESTIONS = {
     "fa3-fwd h100 subtiles=2": _fa3_questions,
     "fa4-fwd b200": _fa4_questions,
     "fa-bwd b200 subtiles=2 (FA4 budget)": _bwd_b200_questions,
-    "fa-bwd b200 subtiles=2 max_regs=128": _bwd_b200_questions,
     "fa-bwd b200 subtiles=2 (two 240-reg groups)": lambda: _bwd_b200_questions()[:4],
 }
 
 
 def ask(run: Run, extra: Sequence, without: Sequence[str] = ()) -> dict:
     """decide at the run's optimal I (solver units) with `extra` constraints."""
-    wall, cpu = time.perf_counter(), time.process_time()
+    wall, cpu = time.perf_counter(), cpu_seconds()
     status, s = decide(run.model, run.outcome.schedule.I, backend=SWEEP_BACKEND,
                        constraints=[*constraint_set(without=without), *extra],
                        max_stages=run.outcome.max_stages)
     out = {"status": status, "wall": round(time.perf_counter() - wall, 1),
-           "cpu": round(time.process_time() - cpu, 1)}
+           "cpu": round(cpu_seconds() - cpu, 1)}
     if s is not None:
         out["roles"] = {g: list(v) for g, v in R.roles(s).items()}
     return out
@@ -317,9 +331,9 @@ def _questions(case: Case, run: Run) -> list[dict]:
     if case.target == "fa-bwd" and case.machine == "h100":
         make = lambda: _bwd_h100_questions(compute_ops(run.raw))  # noqa: E731
     out = []
-    for question, extra in (make() if make else []):
+    for question, extra, *without in (make() if make else []):
         a = {"case": case.label, "I_units": run.outcome.schedule.I, "question": question,
-             **ask(run, extra)}
+             **ask(run, extra, *without)}
         print(f"<!-- {case.label}: {question}: {a['status']} ({a['wall']} s) -->", flush=True)
         out.append(a)
     return out

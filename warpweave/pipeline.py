@@ -50,6 +50,7 @@ class Options:
     streaming: bool = True
     normalize: str = "auto"   # auto | off | unit=K | paper=U
     bug_dir: Path | None = None  # where a solve the verifier rejects is saved (default: .)
+    isolate: bool = True      # each solver call in a child process (tests turn it off: faster)
 
 
 @attrs.frozen
@@ -136,7 +137,7 @@ def run_solve(model: Model, options: Options = Options(),
                       constraints=cons, max_stages=options.max_stages,
                       time_limit=options.time_limit, solve_limit=options.solve_limit,
                       paper=paper, tie_breakers=options.tie_breakers, seed=options.seed,
-                      progress=progress, bug_dir=options.bug_dir)
+                      progress=progress, bug_dir=options.bug_dir, isolate=options.isolate)
 
     outcome = go(options.paper_search)
     comparison = None

@@ -246,14 +246,14 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
 def decide(model: Model, I: int, *, backend: str = "cpsat",  # noqa: E741
            encoding: str = "compact", constraints: Sequence[Constraint] | None = None,
            max_stages: int | None = None, solve_limit: float | None = None,
-           seed: int = 0) -> tuple[str, Schedule | None]:
+           seed: int = 0, isolate: bool = True) -> tuple[str, Schedule | None]:
     """One initiation interval only: ("feasible", the shortest schedule of the first feasible
     stage count), ("infeasible", None) when every S <= max_stages was shown infeasible, else
     ("unknown", None).  For questions about a known optimum (is it still reachable with a shape
     imposed?) without searching every I below it again."""
     cons = list(constraints) if constraints is not None else constraint_set()
     b = bounds(model, {c.name for c in cons})
-    solver = _Solver(model, backend, encoding, seed, None)
+    solver = _Solver(model, backend, encoding, seed, None, isolate)
     proven = True
     for S in range(1, (max_stages or b.default_max_stages()) + 1):
         if max(b.min_length, (S - 1) * I + 1) > S * I:

@@ -129,6 +129,34 @@ class Sequential(Constraint):
                     view.require_gap(v, u, 1, distance=1)
 
 
+class Overlapping(Constraint):
+    """Cross-iteration overlap among `ops` (`iterations_overlap`): some op of iteration j+1
+    issues no later than some op of iteration j, i.e. M(v) - M(u) >= I for some pair."""
+
+    name = "overlapping"
+    group_symmetric = True
+
+    def __init__(self, ops: Sequence[str]):
+        self.ops = tuple(ops)
+
+    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
+        if iterations_overlap(schedule, self.ops):
+            return []
+        return [Violation(self.name, f"the ops of one iteration issue within "
+                          f"{issue_span(schedule, self.ops)} < I = {schedule.I} cycles",
+                          ops=self.ops)]
+
+    def encode(self, view: VariableView) -> None:
+        p, pairs = view.problem, []
+        for u in self.ops:
+            for v in self.ops:
+                if u != v:
+                    x = p.bool(f"overlap[{u},{v}]")
+                    view.require_gap(u, v, view.I, unless=[neg(x)])
+                    pairs.append(x)
+        p.add_clause(pairs)
+
+
 class Disjoint(Constraint):
     """Windows that must not share a modulo slot: (a, unit_a, b, unit_b) says a's window on
     unit_a and b's on unit_b (see `window`) are disjoint modulo I - e.g. "tile 0's exponential
