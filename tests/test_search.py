@@ -121,6 +121,19 @@ def test_without_a_constraint_the_answer_can_improve(fa_model):
     assert out.schedule.I == 1 and "capacity" not in out.constraints
 
 
+@pytest.mark.parametrize("encoding", ["compact", "paper", "integer"])
+def test_without_warp_uniqueness_each_op_still_has_one_group(encoding):
+    """Dropping the warp-fit rule must not let an op escape its group: B reads across a blocking
+    edge, so it may not issue while A of the next iteration occupies g0 (I = 4, not ResMII 3)."""
+    m = model([{"name": "A", "cycles": 3, "uses": {"tc": 1}},
+               {"name": "B", "cycles": 3, "uses": {"sfu": 1}}],
+              [{"src": "A", "dst": "B", "delay": 3, "blocking": True}])
+    for without in ((), ("warp_uniqueness",)):
+        out = search(m, backend="sat", encoding=encoding, isolate=False,
+                     constraints=constraint_set(without=without))
+        assert out.optimal and out.schedule.I == 4
+
+
 def test_tie_break_on_groups():
     groups = [{"name": "big", "warps": 4, "reg_limit": 100},
               {"name": "small", "warps": 4, "reg_limit": 50}]

@@ -195,16 +195,15 @@ class RegisterLimit(_Builtin):
 
 
 class WarpUniqueness(_Builtin):
-    """Rule 6: each op on exactly one group, one with at least warps(v) warps."""
+    """Rule 6: each op on a group with at least warps(v) warps (that each op is on exactly one
+    group is what a schedule is: the view states it, so dropping this rule keeps it)."""
 
     q_free = True
     name = "warp_uniqueness"
 
     def encode(self, view: VariableView) -> None:
-        groups = view.model.machine.warp_groups
         for op in view.model.ops:
-            view.problem.exactly_one([view.on(op.name, g.name) for g in groups])
-            for g in groups:
+            for g in view.model.machine.warp_groups:
                 if g.warps < op.warps:
                     view.problem.add_clause([neg(view.on(op.name, g.name))])
 

@@ -42,6 +42,9 @@ class View:
         self._aux: dict[tuple, LitOrConst] = {}
         self._on = {(op.name, g.name): self.problem.bool(f"on[{op.name},{g.name}]")
                     for op in model.ops for g in model.machine.warp_groups}
+        for op in model.ops:  # A is a function: structural, not a rule one may drop
+            self.problem.exactly_one([self._on[(op.name, g.name)]
+                                      for g in model.machine.warp_groups])
         names = {c.name for c in constraints}
         windows = start_windows(model, I, self.L, edges="dependence" in names)
         if windows is None:
