@@ -238,15 +238,16 @@ def _roles_text(roles: dict) -> str:
 
 def print_results(rows: list[dict]) -> None:
     print("| case | lower bound (cycles) | unit | I (units) | I (cycles) | L (cycles) | S "
-          "| groups / warps | status | wall s | CPU s | calls | Q + 3 copies |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+          "| groups / warps | status (units) | raw cycles | wall s | CPU s | calls | Q + 3 copies |")
+    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
     for r in rows:
         if r["config"] != "default":
             continue
         ss = "valid" if not r.get("steady_state") else f"{len(r['steady_state'])} violations"
+        raw = "valid" if not r["raw_violations"] else f"{r['raw_violations']} violations"
         print(f"| {r['case']} | {r['raw_lower']} | {r['scale']} | {r.get('I_units', '-')} "
               f"| {r.get('I', '-')} | {r.get('L', '-')} | {r.get('S', '-')} "
-              f"| {r.get('groups', '-')} / {r.get('warps', '-')} | {r['status']} | {r['wall']} "
+              f"| {r.get('groups', '-')} / {r.get('warps', '-')} | {r['status']} | {raw} | {r['wall']} "
               f"| {r['cpu']} | {r['calls']} | {ss} |")
     print()
     for r in rows:
