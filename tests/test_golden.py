@@ -315,4 +315,9 @@ def test_meta_golden_graph_optimum(case):
     is compared in docs/reproduction.md."""
     run = solved(str(MODELS / f"meta-golden-{case}.json"))
     assert_loads_on_producer(run)
-    assert run.schedule.I >= bounds(run.raw).lower
+    lower = bounds(run.raw).lower
+    assert run.schedule.I >= lower
+    if case == "bwd":
+        # Meta's II* = 30 units is their tensor-core bound (five MMAs of 6 units); ours reaches
+        # the same bound in raw cycles (5 x 256 = ResMII), so it is optimal in raw cycles too.
+        assert run.schedule.I == lower == bounds(run.raw).res_mii
