@@ -1,6 +1,7 @@
 """What the cross-checking properties share: the matrix, example counts per profile, statistics for
-the session summary, the oracle per model, counterexamples saved as model files, and a diagnosis
-of which constraint's encoding rejects a valid schedule."""
+the session summary (examples per property, features of the models drawn), the oracle per model,
+counterexamples saved as model files, and a diagnosis of which constraint's encoding rejects a
+valid schedule."""
 
 from __future__ import annotations
 
@@ -12,7 +13,7 @@ from collections import Counter, defaultdict
 from collections.abc import Iterator
 from pathlib import Path
 
-from hypothesis import HealthCheck, note, settings
+from hypothesis import HealthCheck, event, note, settings
 
 from warpweave.core.bounds import bounds
 from warpweave.core.constraints import BUILTIN
@@ -21,6 +22,8 @@ from warpweave.core.model import Model
 from warpweave.core.oracle import Oracle
 from warpweave.core.registry import ENCODINGS, backend, backend_specs
 from warpweave.core.schedule import Schedule
+
+from .strategies import FEATURES, features
 
 ENCODING_NAMES = ("compact", "paper", "integer")
 SPECS = tuple(backend_specs())
@@ -56,6 +59,7 @@ def scaled(n: int) -> settings:
 EXAMPLES: Counter = Counter()
 EVENTS: dict[str, Counter] = defaultdict(Counter)
 CASES: dict[str, set] = defaultdict(set)
+MODELS: Counter = Counter()  # models drawn by the properties, and how many had each feature
 
 
 def count(prop: str, case: str = "") -> None:
@@ -70,12 +74,24 @@ def tally(prop: str, *events: str) -> None:
         EVENTS[prop][e] += 1
 
 
+def drawn(doc: dict) -> None:
+    """A model document drawn for a property: count its features (`strategies.FEATURES`) for the
+    summary, and as hypothesis events (`--hypothesis-show-statistics` shows them per test)."""
+    MODELS["models"] += 1
+    for f in sorted(features(doc)):
+        MODELS[f] += 1
+        event(f)
+
+
 def summary_lines() -> list[str]:
     lines = []
     for prop in sorted(EXAMPLES):
         events = ", ".join(f"{k} {v}" for k, v in sorted(EVENTS[prop].items()))
         lines.append(f"{prop}: {EXAMPLES[prop]} examples over {len(CASES[prop])} case(s)"
                      + (f" ({events})" if events else ""))
+    if MODELS:
+        lines.append(f"features of the {MODELS['models']} models drawn: " + ", ".join(
+            f"{f} {MODELS[f]}" for f in FEATURES))
     return lines
 
 
@@ -105,19 +121,40 @@ def search_range(model: Model) -> int:
 # Counterexamples as model files
 
 
+_ORIGINS: dict[str, list[tuple]] = defaultdict(list)
+
+
+def origin(exc: BaseException) -> tuple:
+    """Where `exc` was raised: its type and the file and line of the innermost frame (how
+    hypothesis tells distinct failures of one test apart)."""
+    tb = exc.__traceback__
+    while tb is not None and tb.tb_next is not None:
+        tb = tb.tb_next
+    return (type(exc).__name__, tb.tb_frame.f_code.co_filename if tb else "",
+            tb.tb_lineno if tb else 0)
+
+
 @contextlib.contextmanager
 def keep_counterexample(prop: str, case: str, *models: Model, **context) -> Iterator[None]:
     """On failure, write each model as a model file `regressions/failed-<prop>-<case>[-k].json`
-    (the last write is hypothesis' final, shrunk replay) and note where; `context` (backend,
-    encoding, max_stages, ...) goes into the note.  `test_crosscheck.test_regression` replays
-    every model file there.  (`WARPWEAVE_REGRESSIONS` names another directory.)"""
+    and note where; `context` (backend, encoding, max_stages, ...) goes into the note.  Every
+    failing example overwrites the file, so the last write is hypothesis' final, shrunk replay
+    (and an interrupted shrink leaves the smallest model so far).  When hypothesis finds distinct
+    failures (raised at different places), the n-th one's files get `-failure<n>` after
+    `<case>`, so none overwrites another's.  `test_crosscheck.test_regression` replays every model
+    file there.  (`WARPWEAVE_REGRESSIONS` names another directory.)"""
     try:
         yield
-    except Exception:
+    except Exception as exc:
         where = Path(os.environ.get("WARPWEAVE_REGRESSIONS", REGRESSIONS))
         where.mkdir(parents=True, exist_ok=True)
         stem = re.sub(r"[^A-Za-z0-9_=.-]+", "_", "-".join(
             x for x in (prop.replace("test_", "", 1), case) if x))
+        seen, here = _ORIGINS[stem], origin(exc)
+        if here not in seen:
+            seen.append(here)
+        if seen.index(here):
+            stem += f"-failure{seen.index(here) + 1}"
         for k, m in enumerate(models):
             path = where / f"failed-{stem}{'-' + str(k) if k else ''}.json"
             path.write_text(dumps(model_to_dict(m.replace(name=path.stem))))

@@ -151,7 +151,12 @@ def _tiny_op(draw, k: int, units: dict[str, int], max_cycles: int, flags: dict,
         unit = st.sampled_from(list(units))
         row = st.dictionaries(unit, st.integers(1, 2), max_size=2).map(
             lambda r: {u: min(n, units[u]) for u, n in r.items()})
-        op["rrt"] = draw(st.lists(st.just({}) | row, min_size=1, max_size=cycles))
+        rows = draw(st.lists(st.just({}) | row, min_size=1, max_size=cycles))
+        if len(rows) > 1 and draw(st.booleans()):
+            # The first row's units held again in the last row (as an op holding a unit at
+            # offsets 0 and 2: where feasibility stops being monotone in I).
+            rows[-1] = {**rows[-1], **rows[0]}
+        op["rrt"] = rows
     elif draw(st.integers(0, 3)):  # mostly one unit for every cycle; sometimes none
         op["uses"] = {draw(st.sampled_from(list(units))): 1}
     if flags["regs"]:
@@ -192,3 +197,56 @@ def _tiny_edge(draw, n_ops: int, max_cycles: int, flags: dict) -> dict:
 
 def tiny_models(**kw) -> st.SearchStrategy[Model]:
     return tiny_model_docs(**kw).map(model_from_dict)
+
+
+# What `tiny_model_docs` must generate (the features of DESIGN section 3 that issue 5 lists), by
+# the names `features` gives them.  `tests/test_crosscheck_support.py` checks that a sample of the
+# strategy has every one, and the properties print how many of their models had each.
+FEATURES = (
+    *(f"{n} ops" for n in range(2, 8)), *(f"{n} units" for n in range(1, 5)),
+    "a unit of capacity 2", "multi-row reservation table", "a unit in several rows",
+    "two of a unit in one row", "an idle row", "an op using no unit",
+    "distance 1", "distance 2", "distance 3", "an explicit delay", "an order edge",
+    "a blocking edge", "a variable-latency op", "2 warp groups", "3 warp groups",
+    "groups differ in warps", "groups differ in reg_limit", "an op needing warps", "regs",
+    "tight registers", "footprints", "tight memory", "a spill cost", "an async op",
+)
+
+
+def features(doc: dict) -> set[str]:
+    """The FEATURES a model document uses ("tight": the amounts of all ops exceed the limit, so
+    not every value can be live at once)."""
+    machine, ops, edges = doc["machine"], doc["ops"], doc["edges"]
+    groups = machine["warp_groups"]
+    out = {f"{len(ops)} ops", f"{len(machine['units'])} units"}
+    if len(groups) > 1:
+        out.add(f"{len(groups)} warp groups")
+    flags = {
+        "a unit of capacity 2": 2 in machine["units"].values(),
+        "groups differ in warps": len({g.get("warps", 4) for g in groups}) > 1,
+        "groups differ in reg_limit": len({g.get("reg_limit", 255) for g in groups}) > 1,
+        "tight registers": sum(op.get("regs", 0) for op in ops)
+        > min(g.get("reg_limit", 255) for g in groups),
+        "tight memory": any(sum(dict(op.get("footprint", {})).get(m, 0) for op in ops) > cap
+                            for m, cap in machine.get("memories", {}).items()),
+    }
+    out |= {name for name, on in flags.items() if on}
+    for op in ops:
+        rows = op.get("rrt")
+        held = [u for row in rows or () for u in row]
+        out |= {name for name, on in (
+            ("multi-row reservation table", len(rows or ()) > 1),
+            ("a unit in several rows", len(held) > len(set(held))),
+            ("two of a unit in one row", any(n > 1 for row in rows or () for n in row.values())),
+            ("an idle row", {} in (rows or ())),
+            ("an op using no unit", not held and not op.get("uses")),
+            ("a variable-latency op", op.get("variable_latency")),
+            ("an op needing warps", op.get("warps")), ("regs", op.get("regs")),
+            ("footprints", any(dict(op.get("footprint", {})).values())),
+            ("a spill cost", op.get("spill_cost")), ("an async op", op.get("async"))) if on}
+    for e in edges:
+        out |= {name for name, on in (
+            (f"distance {e.get('distance', 0)}", e.get("distance")),
+            ("an explicit delay", "delay" in e), ("an order edge", e.get("kind") == "order"),
+            ("a blocking edge", e.get("blocking"))) if on}
+    return out

@@ -14,6 +14,9 @@ Properties (each a test; parametrized cases are backends, or metamorphic relatio
   `test_a_larger_distance_can_raise_the_optimum`: one that is not);
 - `test_regression`: the models in `tests/regressions/` (counterexamples found so far).
 
+The session summary prints, per property, the number of examples generated and what they were,
+and how many of all the models drawn had each feature of `strategies.FEATURES`.
+
 A failing property writes its shrunk model to `tests/regressions/failed-<property>-<case>.json`
 (see `crosscheck_support.keep_counterexample`); rename it and commit it to keep it.
 
@@ -52,6 +55,7 @@ from .crosscheck_support import (
     SPECS,
     count,
     describe,
+    drawn,
     keep_counterexample,
     oracle,
     rejecting_constraints,
@@ -68,8 +72,10 @@ FOUND = ("OPTIMAL", "SAT")
 
 @st.composite
 def cases(draw, **require) -> tuple[Model, int]:
-    """A tiny model and a stage bound for the search (1-3)."""
-    return model_from_dict(draw(tiny_model_docs(**require))), draw(st.integers(1, 3))
+    """A tiny model and a stage bound for the search (1-3); its features are counted."""
+    doc = draw(tiny_model_docs(**require))
+    drawn(doc)
+    return model_from_dict(doc), draw(st.integers(1, 3))
 
 
 @pytest.fixture(scope="session")
