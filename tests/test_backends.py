@@ -15,6 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warpweave.backends.base import ASSUMPTIONS, OPTIMIZE, TIME_LIMIT, Status
+from warpweave.backends.driver import SessionBackend
 from warpweave.backends.sat import DEFAULT_SOLVER, MAIN_SOLVERS
 from warpweave.core.errors import InputError
 from warpweave.core.registry import BACKENDS, backend, backend_specs
@@ -68,9 +69,10 @@ def check_session(spec: str, p: Problem, assumption_sets) -> None:
             assert p.check(r.values) == [], where
             assert all(bool(r.values[x.var]) == x.positive for x in assumptions), where
             if p.objective is not None:
+                assert r.objective == p.objective_value(r.values), where
+            if p.objective is not None and OPTIMIZE in b.capabilities:
                 assert r.status == Status.OPTIMAL, where
                 assert r.objective == best == r.bound, where
-                assert r.objective == p.objective_value(r.values), where
             else:
                 assert r.status == Status.SAT, where
     finally:
@@ -265,6 +267,38 @@ def test_cli_backends_json_lists_every_family(capsys):
     rows = {r["spec"].partition(":")[0] for r in doc["backends"] if r["available"]}
     assert rows == set(FAMILIES)
     assert "cadical195" in doc["options"]["sat"]["solvers"]
+    cards = {r["spec"].split("/")[1] for r in doc["backends"]
+             if r["spec"].startswith("sat:") and r["available"]}
+    assert {"seqcounter", "totalizer", "sortnetwrk", "cardnetwrk", "kmtotalizer"} <= cards
+
+
+class Missing(SessionBackend):
+    """A backend whose solver package is not installed."""
+
+    family = "missing"
+    requires = ("no_such_solver",)
+
+
+def test_cli_backends_says_why_a_backend_is_missing(capsys, monkeypatch):
+    from warpweave.cli import main
+
+    monkeypatch.setitem(BACKENDS._extra, "missing", Missing)   # this test only
+    assert main(["backends", "--json"]) == 0
+    rows = {r["spec"]: r for r in json.loads(capsys.readouterr().out)["backends"]}
+    assert not rows["missing"]["available"]
+    assert "cannot import no_such_solver (ModuleNotFoundError" in rows["missing"]["reason"]
+    assert all(rows[f]["available"] for f in ("cbc", "z3", "cvc5", "yices", "highs"))
+    assert main(["backends"]) == 0
+    assert "no: cannot import no_such_solver" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("spec,how", [("cbc", "branch and cut"), ("highs", "branch and cut"),
+                                      ("z3", "z3 Optimize"), ("cvc5", "bisection"),
+                                      ("yices", "bisection"), ("sat", "bisection"),
+                                      ("cpsat", "CP-SAT")])
+def test_the_result_says_how_it_optimized(spec, how):
+    r = backend(spec).solve(small_cases()[0])
+    assert r.status == Status.OPTIMAL and how in r.how, r.how
 
 
 @pytest.mark.parametrize("a,b", [(1, -1), (-1, 1), (2, -3), (-2, -1), (3, 1), (1, 0)])
