@@ -28,14 +28,24 @@ def problems(draw, max_bools: int = 5, max_ints: int = 2, max_constraints: int =
     coef = st.sampled_from([-3, -2, -1, 1, 2, 3])
     lit_term = st.tuples(coef, lit)
     any_term = st.tuples(coef, st.sampled_from(bools + ints)) | lit_term if ints else lit_term
+    kinds = ["clause", "pb", "linear", "amo", "eo", "implies_pb", "implies_linear"]
+    if len(bools) >= 3:
+        kinds.append("card")
     for _ in range(draw(st.integers(0, max_constraints))):
-        kind = draw(st.sampled_from(["clause", "pb", "linear", "amo", "eo", "implies_pb",
-                                     "implies_linear"]))
+        kind = draw(st.sampled_from(kinds))
         if kind == "clause":
             p.add_clause(draw(st.lists(lit, min_size=1, max_size=3)))
         elif kind in ("pb", "linear"):
             terms = draw(st.lists(lit_term if kind == "pb" else any_term, min_size=1, max_size=4))
             p.add_linear(terms, draw(st.sampled_from(SENSES)), draw(st.integers(-4, 6)))
+        elif kind == "card":
+            # Equal weights on distinct variables and a bound of 2 or more: what the CNF
+            # translation gives to pysat.card with k >= 2 (random PB terms almost never are).
+            lits = draw(st.lists(lit, min_size=3, max_size=len(bools),
+                                 unique_by=lambda x: x.var.index))
+            w = draw(st.sampled_from([-2, -1, 1, 2]))
+            k = draw(st.integers(2, len(lits) - 1))
+            p.add_linear([(w, x) for x in lits], draw(st.sampled_from(SENSES)), w * k)
         elif kind in ("amo", "eo"):
             lits = draw(st.lists(lit, min_size=2, max_size=4))
             (p.at_most_one if kind == "amo" else p.exactly_one)(lits)

@@ -1,10 +1,13 @@
-"""The IR itself: constant folding, semantics of negated literals, JSON round trip."""
+"""The IR itself: constant folding, semantics of negated literals, the summary, JSON round trip,
+and files that are not what `to_dict` writes."""
 
 from __future__ import annotations
 
+import pytest
 from hypothesis import given, settings
 
 from warpweave.backends.normal import collect, pb_leq, span
+from warpweave.core.errors import InputError
 from warpweave.encodings.ir import Clause, Implies, Linear, Problem
 
 from .irgen import assignments, oracle, problems
@@ -65,3 +68,61 @@ def test_write_and_read_a_file(tmp_path):
     assert isinstance(q.constraints[0], Implies)
     assert q.summary() == p.summary()
     assert oracle(q) == oracle(p) == (True, 7 + 0)   # a true, x = 0
+
+
+def test_summary_counts_variables_and_constraints_by_kind():
+    p = Problem("kinds")
+    a, b, c = p.bool("a"), p.bool("b"), p.bool("c")
+    x = p.int("x", 0, 3)
+    p.add_clause([a, ~b])
+    p.add_linear([(2, a), (1, b)], "<=", 2)        # over Booleans only: PB
+    p.add_linear([(1, x), (1, c)], ">=", 1)        # with an integer: Linear
+    p.at_most_one([a, b, c])
+    p.exactly_one([~a, c])
+    p.add_implies(a, [(1, x)], "==", 2)
+    assert p.summary() == {"name": "kinds", "bools": 3, "ints": 1, "objective": False,
+                           "constraints": {"AtMostOne": 1, "Clause": 1, "ExactlyOne": 1,
+                                           "Implies": 1, "Linear": 1, "PB": 1}}
+    p.minimize([(1, x)])
+    assert p.summary()["objective"] is True
+
+
+GOOD = {"format": "warpweave.ir/1", "name": "g",
+        "vars": [{"name": "a"}, {"name": "x", "lb": 0, "ub": 3}],
+        "constraints": [{"implies": 1, "then": {"terms": [[1, 2]], "sense": "<=", "rhs": 2}}],
+        "objective": {"terms": [[1, 2], [2, -1]], "offset": 0}}
+
+
+def edited(path: str, value):
+    """GOOD with the value at a dotted path (integers index lists) replaced."""
+    import copy
+
+    doc = copy.deepcopy(GOOD)
+    *parents, last = [int(k) if k.isdigit() else k for k in path.split(".")]
+    node = doc
+    for k in parents:
+        node = node[k]
+    node[last] = value
+    return doc
+
+
+@pytest.mark.parametrize("path,value,where", [
+    ("format", "warpweave.model/1", "format"),
+    ("vars", {}, "vars"),
+    ("vars.1.ub", -1, "vars[1].ub"),
+    ("vars.1.lb", "0", "vars[1].lb"),
+    ("constraints.0.then.sense", "<", "constraints[0].then.sense"),
+    ("constraints.0.then.rhs", 2.5, "constraints[0].then.rhs"),
+    ("constraints.0.then.terms", [[1, 3]], "constraints[0].then.terms[0][1]"),
+    ("constraints.0.then.terms", [[1, 0]], "constraints[0].then.terms[0][1]"),
+    ("constraints.0.then.terms", [[1, -2]], "constraints[0].then.terms[0][1]"),   # -integer
+    ("constraints.0.implies", 2, "constraints[0].implies"),                      # an integer
+    ("constraints.0", {"clause": [1], "linear": {}}, "constraints[0]"),
+    ("constraints.0", {"clause": 1}, "constraints[0].clause"),
+    ("objective.terms", [[1]], "objective.terms[0]"),
+])
+def test_a_file_that_is_not_an_ir_problem_is_an_input_error_naming_the_key(path, value, where):
+    assert Problem.from_dict(GOOD).summary()["constraints"] == {"Implies": 1}
+    with pytest.raises(InputError) as info:
+        Problem.from_dict(edited(path, value))
+    assert str(info.value).startswith(where + " = "), str(info.value)

@@ -69,21 +69,26 @@ def test_answers_come_back_whole(problem):
     assert set(isolated.values) == set(problem.vars) and problem.check(isolated.values) == []
 
 
-def test_search_with_a_hung_solver_reports_what_it_knows(fa_model):
-    BACKENDS.add("sleepy", Sleepy)
-    out = search(fa_model, backend="sleepy", time_limit=0.5)
+@pytest.fixture
+def sleepy(monkeypatch):
+    """`sleepy` registered for one test only (it would be listed as a backend after it)."""
+    monkeypatch.setitem(BACKENDS._extra, "sleepy", Sleepy)
+    return "sleepy"
+
+
+def test_search_with_a_hung_solver_reports_what_it_knows(fa_model, sleepy):
+    out = search(fa_model, backend=sleepy, time_limit=0.5)
     assert out.status == "unknown" and out.schedule is None and not out.optimal
     assert out.attempts[0].status == "timeout"
 
 
-def test_ctrl_c_stops_the_search_at_once(fa_model):
-    BACKENDS.add("sleepy", Sleepy)
+def test_ctrl_c_stops_the_search_at_once(fa_model, sleepy):
     previous = signal.signal(signal.SIGINT, signal.default_int_handler)
     timer = threading.Timer(0.5, os.kill, (os.getpid(), signal.SIGINT))
     try:
         timer.start()
         tick = time.perf_counter()
-        out = search(fa_model, backend="sleepy")
+        out = search(fa_model, backend=sleepy)
         assert time.perf_counter() - tick < 10
     finally:
         timer.cancel()

@@ -613,7 +613,9 @@ def cmd_export(args) -> int:
 
     try:
         problem = Problem.read(args.ir)
-    except (OSError, ValueError, KeyError, IndexError, TypeError) as exc:
+    except InputError as exc:
+        raise exc.with_file(args.ir) from None
+    except (OSError, ValueError) as exc:   # unreadable, or not JSON
         raise InputError(f"not a readable IR file ({type(exc).__name__}: {exc})",
                          file=args.ir) from None
     card, _, pb = (args.encodings or "").partition("/")

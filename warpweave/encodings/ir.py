@@ -17,10 +17,15 @@ from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Literal as _L
+from typing import get_args
 
 import attrs
 
+from warpweave.core.errors import InputError, PathPart
+
 Sense = _L["<=", ">=", "=="]
+SENSES: tuple[str, ...] = get_args(Sense)
+FORMAT = "warpweave.ir/1"
 
 
 class BoolVar:
@@ -343,7 +348,7 @@ class Problem:
             else:
                 out.append({"implies": ref(c.lit), "then": linear(c.then)})
         return {
-            "format": "warpweave.ir/1", "name": self.name,
+            "format": FORMAT, "name": self.name,
             "vars": [{"name": v.name} if isinstance(v, BoolVar)
                      else {"name": v.name, "lb": v.lb, "ub": v.ub} for v in self.vars],
             "constraints": out,
@@ -353,39 +358,9 @@ class Problem:
 
     @classmethod
     def from_dict(cls, doc: Mapping) -> Problem:
-        p = cls(doc.get("name", "problem"))
-        for v in doc["vars"]:
-            if "lb" in v:
-                p.int(v["name"], v["lb"], v["ub"])
-            else:
-                p.bool(v["name"])
-
-        def deref(r: int):
-            x = p.vars[abs(r) - 1]
-            return ~x if r < 0 else x
-
-        def terms(ts) -> list:
-            return [(c, deref(r)) for c, r in ts]
-
-        for c in doc["constraints"]:
-            if "clause" in c:
-                p.constraints.append(Clause(tuple(deref(r) for r in c["clause"])))
-            elif "linear" in c:
-                d = c["linear"]
-                p.constraints.append(Linear(tuple(terms(d["terms"])), d["sense"], d["rhs"]))
-            elif "at_most_one" in c:
-                p.constraints.append(AtMostOne(tuple(deref(r) for r in c["at_most_one"])))
-            elif "exactly_one" in c:
-                p.constraints.append(ExactlyOne(tuple(deref(r) for r in c["exactly_one"])))
-            else:
-                d = c["then"]
-                p.constraints.append(Implies(deref(c["implies"]),
-                                             Linear(tuple(terms(d["terms"])), d["sense"],
-                                                    d["rhs"])))
-        if doc.get("objective"):
-            p.objective = tuple(terms(doc["objective"]["terms"]))
-            p.objective_offset = doc["objective"].get("offset", 0)
-        return p
+        """The problem `to_dict` wrote; InputError naming the key path and value of anything
+        else (a saved file may have been edited by hand)."""
+        return _Reader(doc).problem
 
     def write(self, path: str | Path) -> None:
         Path(path).write_text(json.dumps(self.to_dict()))
@@ -393,3 +368,98 @@ class Problem:
     @classmethod
     def read(cls, path: str | Path) -> Problem:
         return cls.from_dict(json.loads(Path(path).read_text()))
+
+
+class _Reader:
+    """Reads a `to_dict` document back into a Problem.  Variables are referred to by 1-based
+    index in declaration order, a negative index being the negation of a Boolean; whatever is
+    not as `to_dict` writes it is an InputError naming its key path and value."""
+
+    def __init__(self, doc):
+        if not isinstance(doc, Mapping) or doc.get("format") != FORMAT:
+            found = doc.get("format") if isinstance(doc, Mapping) else doc
+            raise InputError(f"not an IR document (expected format {FORMAT!r})", ("format",),
+                             found)
+        self.problem = p = Problem(str(doc.get("name", "problem")))
+        for i, v in enumerate(self.items(doc, "vars")):
+            path = ("vars", i)
+            if not isinstance(v, Mapping) or not isinstance(v.get("name"), str):
+                raise InputError("expected {name, lb, ub} (a Boolean has no bounds)", path, v)
+            if "lb" not in v and "ub" not in v:
+                p.bool(v["name"])
+                continue
+            lb, ub = (self.int(v.get(k), (*path, k)) for k in ("lb", "ub"))
+            if lb > ub:
+                raise InputError(f"empty domain [{lb}, {ub}]", (*path, "ub"), ub)
+            p.int(v["name"], lb, ub)
+        for i, c in enumerate(self.items(doc, "constraints")):
+            p.constraints.append(self.constraint(c, ("constraints", i)))
+        objective = doc.get("objective")
+        if objective is not None:
+            if not isinstance(objective, Mapping):
+                raise InputError("expected {terms, offset} or null", ("objective",), objective)
+            p.objective = self.terms(objective.get("terms"), ("objective", "terms"))
+            p.objective_offset = self.int(objective.get("offset", 0), ("objective", "offset"))
+
+    @staticmethod
+    def items(doc: Mapping, key: str) -> list:
+        if not isinstance(doc.get(key), list):
+            raise InputError("expected a list", (key,), doc.get(key))
+        return doc[key]
+
+    @staticmethod
+    def int(x, path: tuple[PathPart, ...]) -> int:
+        if not isinstance(x, int) or isinstance(x, bool):
+            raise InputError("expected an integer", path, x)
+        return x
+
+    def ref(self, r, path: tuple[PathPart, ...], literal: bool) -> Lit | IntVar:
+        """The variable (or negated Boolean) that reference `r` names; `literal`: it must be a
+        Boolean literal."""
+        n = len(self.problem.vars)
+        if not 1 <= abs(self.int(r, path)) <= n:
+            raise InputError(f"no such variable (the file declares {n})", path, r)
+        x = self.problem.vars[abs(r) - 1]
+        if isinstance(x, IntVar) and (literal or r < 0):
+            raise InputError(f"{x.name} is an integer, not a Boolean literal", path, r)
+        return ~x if r < 0 else x
+
+    def lits(self, refs, path: tuple[PathPart, ...]) -> tuple[Lit, ...]:
+        if not isinstance(refs, list):
+            raise InputError("expected a list of literals", path, refs)
+        return tuple(self.ref(r, (*path, i), True) for i, r in enumerate(refs))
+
+    def terms(self, ts, path: tuple[PathPart, ...]) -> tuple[Term, ...]:
+        if not isinstance(ts, list):
+            raise InputError("expected a list of [coefficient, variable]", path, ts)
+        out = []
+        for i, t in enumerate(ts):
+            if not isinstance(t, list) or len(t) != 2:
+                raise InputError("expected [coefficient, variable]", (*path, i), t)
+            out.append((self.int(t[0], (*path, i, 0)), self.ref(t[1], (*path, i, 1), False)))
+        return tuple(out)
+
+    def linear(self, d, path: tuple[PathPart, ...]) -> Linear:
+        if not isinstance(d, Mapping):
+            raise InputError("expected {terms, sense, rhs}", path, d)
+        if d.get("sense") not in SENSES:
+            raise InputError(f"expected one of {', '.join(SENSES)}", (*path, "sense"),
+                             d.get("sense"))
+        return Linear(self.terms(d.get("terms"), (*path, "terms")), d["sense"],
+                      self.int(d.get("rhs"), (*path, "rhs")))
+
+    def constraint(self, c, path: tuple[PathPart, ...]) -> Constraint:
+        keys = sorted(c) if isinstance(c, Mapping) else None
+        if keys == ["clause"]:
+            return Clause(self.lits(c["clause"], (*path, "clause")))
+        if keys == ["at_most_one"]:
+            return AtMostOne(self.lits(c["at_most_one"], (*path, "at_most_one")))
+        if keys == ["exactly_one"]:
+            return ExactlyOne(self.lits(c["exactly_one"], (*path, "exactly_one")))
+        if keys == ["linear"]:
+            return self.linear(c["linear"], (*path, "linear"))
+        if keys == ["implies", "then"]:
+            return Implies(self.ref(c["implies"], (*path, "implies"), True),
+                           self.linear(c["then"], (*path, "then")))
+        raise InputError("expected one of {clause}, {linear}, {at_most_one}, {exactly_one}, "
+                         "{implies, then}", path, c)
