@@ -45,6 +45,20 @@ def pytest_terminal_summary(terminalreporter):
             terminalreporter.write_line(line)
 
 
+@pytest.fixture(autouse=True)
+def _registries_restored():
+    """What a test adds with `REGISTRY.add` (a planted encoding, a hung backend) is gone after it:
+    `crosscheck` and `backends` list every registered name, so a leftover would change later
+    tests' answers."""
+    from warpweave.core import registry
+    kept = [(r, dict(r._extra)) for r in vars(registry).values()
+            if isinstance(r, registry.Registry)]
+    yield
+    for r, extra in kept:
+        r._extra.clear()
+        r._extra.update(extra)
+
+
 @pytest.fixture
 def fa_model():
     from warpweave.core.formats import load_model

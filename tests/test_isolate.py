@@ -70,9 +70,9 @@ def test_answers_come_back_whole(problem):
 
 
 @pytest.fixture
-def sleepy(monkeypatch):
-    """`sleepy` registered for one test only (it would be listed as a backend after it)."""
-    monkeypatch.setitem(BACKENDS._extra, "sleepy", Sleepy)
+def sleepy():
+    """`sleepy` registered for one test (conftest removes it afterwards)."""
+    BACKENDS.add("sleepy", Sleepy)
     return "sleepy"
 
 
