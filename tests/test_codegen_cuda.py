@@ -22,7 +22,7 @@ from warpweave.codegen.lower import lower
 from .test_codegen_buffers import blackwell_case, hopper_case
 
 
-def _need_nvcc() -> None:
+def need_nvcc() -> None:
     if nvcc_path() is None:
         if os.environ.get("WARPWEAVE_REQUIRE_EXTERNAL") == "1":
             pytest.fail("nvcc is required (WARPWEAVE_REQUIRE_EXTERNAL=1) but not found")
@@ -32,7 +32,7 @@ def _need_nvcc() -> None:
 @pytest.mark.slow
 @pytest.mark.parametrize("case, arch", [(hopper_case, "sm_90a"), (blackwell_case, "sm_100a")])
 def test_emitted_kernel_compiles(tmp_path, case, arch):
-    _need_nvcc()
+    need_nvcc()
     m, s = case()
     assert arch_for(m) == arch
     src = emit_cuda(m, lower(m, s))
