@@ -55,7 +55,14 @@ def test_kernel_text_hopper():
     assert "if (warp >= 0 && warp < 4) {  // role producer" in k
     assert "ww::mbar_wait(&ww_empty_load[" in k and "^ 1" in k  # producer's empty parity
     assert "ww::mma_commit_group();" in k and "ww::mma_wait_group<0>();" in k
-    assert "ww_load(ctx" in k and "void ww_load(WwCtx& ctx, int iter, float* out)" in src.hooks
+    assert "ww_load(ctx" in k
+    # the TMA load: its hook gets the slot's full barrier, the kernel's arrival the expected bytes
+    assert "void ww_load(WwCtx& ctx, int iter, float* out, uint64_t* full)" in src.hooks
+    assert "#define WW_TX_BYTES_load 0u" in src.hooks
+    assert "&ww_full_load[((kb + 0) - 0) % 2]);" in k
+    assert ("ww::mbar_arrive_expect_tx(&ww_full_load[((kb + 0) - 0) % 2], ctx.gtid == 0 ? "
+            "WW_TX_BYTES_load : 0u);") in k
+    assert "ww::mbar_arrive(&ww_full_load" not in k
 
 
 def test_kernel_text_blackwell_uses_completion_barriers():

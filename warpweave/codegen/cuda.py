@@ -5,14 +5,17 @@ and a driver that compiles it with nvcc and reads `ptxas -v` (registers and spil
 The kernel has one role per warp group (dispatch on the warp index), `setmaxnreg` per hardware
 warp group (four aligned warps; a warp group of the model that is smaller shares the setting of
 its neighbours, the largest limit wins), mbarrier rings in shared memory (init by one thread,
-arrive after the op, try_wait.parity loops), named barriers (bar.sync / bar.arrive with id and
-thread count), and commit / wait-group: wgmma.commit_group / wgmma.wait_group N on sm_90a, a
-per-instance completion mbarrier ring on sm_100a (tcgen05 has no wait-group).  The kernel itself
-arrives on every barrier after the hook returns: right for the default hook bodies, which are
-synchronous; a hook made truly asynchronous (TMA, wgmma, tcgen05) must move the arrival into its
-completion mechanism, as each hook's comment says.  Arch-specific PTX is guarded by
-`__CUDA_ARCH_FEAT_SM90_ALL` / `__CUDA_ARCH_FEAT_SM100_ALL`, since nvcc also checks the code for
-the generic compute target.
+arrive after the op - with expect-tx for an async copy - and try_wait.parity loops), named
+barriers (bar.sync / bar.arrive with id and thread count), and commit / wait-group:
+wgmma.commit_group / wgmma.wait_group N on sm_90a, a per-instance completion mbarrier ring on
+sm_100a (tcgen05 has no wait-group).  The kernel itself arrives on every barrier after the hook
+returns: right for the default hook bodies, which are synchronous.  An async copy's hook gets its
+slot's full barrier and the kernel's arrival announces `WW_TX_BYTES_<op>` bytes (expect-tx, 0 by
+default), so a TMA body only has to complete its bytes on that barrier (complete-tx) and set the
+count in the hooks header; other hooks made truly asynchronous (wgmma, tcgen05) must move the
+arrival into their completion mechanism, as each hook's comment says.  Arch-specific PTX is
+guarded by `__CUDA_ARCH_FEAT_SM90_ALL` / `__CUDA_ARCH_FEAT_SM100_ALL`, since nvcc also checks the
+code for the generic compute target.
 """
 
 from __future__ import annotations
@@ -142,6 +145,13 @@ class _Printer:
 
     # -- values and slots --------------------------------------------------------------------
 
+    def tx_barrier(self, op: str) -> bool:
+        """An async copy published on an mbarrier: its hook gets the slot's full barrier and the
+        kernel's arrival announces the bytes (expect-tx) that the copy completes (complete-tx)."""
+        ch = self.p.plan.channels.get(op)
+        return (ch is not None and ch.lowering == "mbarrier"
+                and async_kind(self.m.op(op)) == "copy")
+
     def depth(self, value: str) -> int:
         return self.p.plan.buffers[value].depth if value in self.p.plan.buffers \
             else self.p.plan.channels[value].depth
@@ -169,6 +179,9 @@ class _Printer:
             args = ["ctx", j]
             if x.op in self.p.plan.buffers:
                 args.append(self.operand(x.op, x.lag, k, static))
+            if self.tx_barrier(x.op):
+                args.append(f"&ww_full_{_ident(x.op)}"
+                            f"[{self.slot_expr(x.op, x.lag, k, static)}]")
             for r in x.reads:
                 ref = self.operand(r.value, r.lag, k, static)
                 if r.value not in self.smem_values:
@@ -183,6 +196,11 @@ class _Printer:
             par = f"(({j} / {d}) & 1)" + (" ^ 1" if side == "empty" else "")
             return [f"ww::mbar_wait(&ww_{side}_{_ident(x.channel)}"
                     f"[{self.slot_expr(x.channel, x.lag, k, static)}], {par});"]
+        if isinstance(x, ArriveFull) and self.tx_barrier(x.op):
+            v = _ident(x.channel)
+            return [f"ww::mbar_arrive_expect_tx(&ww_full_{v}"
+                    f"[{self.slot_expr(x.channel, x.lag, k, static)}], "
+                    f"ctx.gtid == 0 ? WW_TX_BYTES_{v} : 0u);  // + the bytes a TMA completes"]
         if isinstance(x, ArriveFull | ArriveEmpty):
             side = "full" if isinstance(x, ArriveFull) else "empty"
             why = ""
@@ -285,6 +303,8 @@ class _Printer:
             params = ["WwCtx& ctx", "int iter"]
             if op.name in self.p.plan.buffers:
                 params.append("float* out" if op.name in self.smem_values else "float& out")
+            if self.tx_barrier(op.name):
+                params.append("uint64_t* full")
             reads = [e for e in self.m.in_edges(op.name) if e.is_data]
             for i, e in enumerate(reads):
                 params.append(f"const float* in{i}" if e.src in self.smem_values
@@ -294,11 +314,21 @@ class _Printer:
             out.append(f"// {op.name}: {op.cycles} cycles, units {', '.join(units) or '-'}"
                        + (f", async ({kind})" if kind else "")
                        + (", variable latency" if op.variable_latency else ""))
-            if kind == "copy":
-                out.append("//   async copy: a real TMA arrives on the slot's full barrier with "
-                           "expect_tx/complete_tx;")
-                out.append("//   then set that channel's WW_FULL_COUNT to 1 and drop the "
-                           "kernel's arrive.")
+            if self.tx_barrier(op.name):
+                v = _ident(op.name)
+                out.append("//   async copy: a real body issues the TMA (cp.async.bulk...mbarrier::"
+                           "complete_tx::bytes)")
+                out.append("//   on `full`, the slot's barrier, and sets WW_TX_BYTES below to the "
+                           "bytes of one slot:")
+                out.append("//   the kernel's arrival (thread 0) announces them with expect_tx, so "
+                           "the slot is")
+                out.append("//   published when the bytes have landed. The default copies "
+                           "synchronously (0 bytes).")
+                out.append(f"#ifndef WW_TX_BYTES_{v}")
+                out.append(f"#define WW_TX_BYTES_{v} 0u")
+                out.append("#endif")
+            elif kind == "copy":
+                out.append("//   async copy: nothing waits on it through a barrier here.")
             elif kind == "mma":
                 out.append("//   async MMA: on sm_90a wgmma.mma_async (the kernel commits and "
                            "waits); on sm_100a tcgen05.mma")
@@ -313,6 +343,8 @@ class _Printer:
                              else f"in{i}")
             val = f"0.5f * ({' + '.join(terms)}) + ctx.acc * 0.25f"
             out.append(f"  float v = {val};")
+            if self.tx_barrier(op.name):
+                out.append("  (void)full;")
             if op.name in self.p.plan.buffers:
                 if op.name in self.smem_values:
                     out.append("  out[ctx.gtid % WW_SLOT] = v;")
@@ -446,6 +478,12 @@ __device__ __forceinline__ void fence_barrier_init() {
 // Arrive with release semantics (the default .release.cta): the slot's writes become visible.
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(bar)) : "memory");
+}
+// Arrive and add `bytes` to the phase's transaction count: the phase completes when every
+// arrival is in and the bytes have been completed (complete_tx, by a TMA / cp.async.bulk).
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 // Wait until the phase with the given parity has completed (acquire).
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
