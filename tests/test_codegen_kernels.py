@@ -132,5 +132,9 @@ def test_emitted_cuda_compiles(tmp_path, case):
     (k,) = res.kernels
     assert k.target == arch and src.kernel_name in k.kernel
     assert 0 < k.registers <= 255
+    assert not [w for w in res.warnings if "setmaxnreg" in w], res.warnings
+    if "setmaxnreg_" in src.kernel.split("}  // namespace ww")[1]:
+        # ptxas allocates the entry count under setmaxnreg: it honoured the settings
+        assert k.registers == src.layout.entry_regs
     print(f"{'-'.join(filter(None, (case[0], case[1], *case[2])))}: {k.registers} registers, "
           f"{k.spill_stores} B spill stores, {k.spill_loads} B spill loads")

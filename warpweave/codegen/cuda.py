@@ -75,9 +75,21 @@ class Layout:
     notes: tuple[str, ...]
 
 
-def layout(model: Model, p: WarpProgram) -> Layout:
+def setmaxnreg_floor(p: WarpProgram, arch: str) -> int:
+    """The smallest setmaxnreg value ptxas honours for this kernel: 24 (PTX's minimum), but 32
+    on sm_90a when the kernel has wgmma instructions (our commit / wait-group).  Below that,
+    ptxas (CUDA 13.0) drops every setmaxnreg of the kernel with "(C7507) Potential Performance
+    Loss: 'setmaxnreg' ignored to maintain minimum register requirements" - measured: a kernel
+    with wgmma.commit_group and setmaxnreg.dec 24 gets it, with 32 it does not, whatever the
+    kernel's own register use."""
+    wgmma = arch == "sm_90a" and any(isinstance(x, Commit) for g in p.groups for x in g.body)
+    return 32 if wgmma else 24
+
+
+def layout(model: Model, p: WarpProgram, floor: int = 24) -> Layout:
     """Place groups on consecutive warps (whole warp groups first, so they stay aligned; then
-    the small ones packed together), pad to whole warp groups, pick setmaxnreg values."""
+    the small ones packed together), pad to whole warp groups, pick setmaxnreg values (in
+    [floor, 248], multiples of 8)."""
     first, warps, w = {}, {}, 0
     for g in sorted(p.groups, key=lambda g: g.warps % 4 != 0):
         first[g.group], warps[g.group] = w, g.warps
@@ -90,8 +102,11 @@ def layout(model: Model, p: WarpProgram) -> Layout:
     for h in range(hw):
         limits = [g.reg_limit for g in p.groups
                   if first[g.group] < 4 * (h + 1) and first[g.group] + g.warps > 4 * h]
-        want = max(limits, default=24)
-        regs.append(max(24, min(248, want // 8 * 8)))
+        want = max(limits, default=floor)
+        regs.append(max(floor, min(248, want // 8 * 8)))
+        if want < floor:
+            notes.append(f"warp group {h}: setmaxnreg {floor}, not {want} (the least ptxas "
+                         "honours here)")
         if len(limits) > 1:
             notes.append(f"warp group {h} holds several model groups: setmaxnreg {regs[-1]} "
                          f"(the largest of {limits})")
@@ -123,7 +138,7 @@ class _Printer:
             raise InputError(f"unknown arch (choose {', '.join(ARCHS)})", ("arch",), arch)
         self.m, self.p, self.arch = model, p, arch
         self.name = _ident(p.model)
-        self.lay = layout(model, p)
+        self.lay = layout(model, p, setmaxnreg_floor(p, arch))
         self.smem_values = set(p.plan.channels)
         self.slot = 32 * max(g.warps for g in p.groups)
         # Completion rings for MMA waits on sm_100a: instances in flight between commit and wait.
@@ -284,6 +299,21 @@ class _Printer:
             out += self.instr(g, x, "0", 0)
         return out
 
+    def warp_group_blocks(self) -> list[tuple[tuple[int, int], list[GroupProgram]]]:
+        """Runs of hardware warp groups with the same roles and setmaxnreg: ((first, last),
+        roles).  The role code sits inside its warp group's branch, after that branch's
+        setmaxnreg, so ptxas allocates each role within its own warp group's registers (with
+        every setmaxnreg before a common role dispatch, each role has to fit the smallest)."""
+        lay, out = self.lay, []
+        for h, r in enumerate(lay.hw_regs):
+            roles = [g for g in self.p.groups if lay.first_warp[g.group] < 4 * (h + 1)
+                     and lay.first_warp[g.group] + g.warps > 4 * h]
+            if out and out[-1][1] == roles and lay.hw_regs[out[-1][0][0]] == r:
+                out[-1] = ((out[-1][0][0], h), roles)
+            else:
+                out.append(((h, h), roles))
+        return out
+
     # -- files --------------------------------------------------------------------------------
 
     def hooks(self) -> str:
@@ -425,17 +455,19 @@ class _Printer:
         body.append("__syncthreads();")
         body.append("const int warp = threadIdx.x / 32;")
         body.append("const int wg = warp / 4;")
-        for h, r in enumerate(lay.hw_regs):
-            if r == lay.entry_regs or len(lay.hw_regs) == 1:
-                continue  # one warp group: nothing to hand to anyone
-            op = "inc" if r > lay.entry_regs else "dec"
-            body.append(f"if (wg == {h}) ww::setmaxnreg_{op}<{r}>();")
         body.append("WwCtx ctx{0, 0.0f};")
-        for g in self.p.groups:
-            w0 = lay.first_warp[g.group]
-            body.append(f"if (warp >= {w0} && warp < {w0 + g.warps}) {{  // role {g.group}")
-            body.append(f"  ctx.gtid = threadIdx.x - {32 * w0};")
-            body += ["  " + s for s in self.group_body(g)]
+        for (h0, h1), roles in self.warp_group_blocks():
+            where = f"wg == {h0}" if h0 == h1 else f"wg >= {h0} && wg <= {h1}"
+            body.append(f"if ({where}) {{  // roles {', '.join(g.group for g in roles)}")
+            r = lay.hw_regs[h0]
+            if r != lay.entry_regs and len(lay.hw_regs) > 1:  # one warp group: nobody to share
+                body.append(f"  ww::setmaxnreg_{'inc' if r > lay.entry_regs else 'dec'}<{r}>();")
+            for g in roles:
+                w0 = lay.first_warp[g.group]
+                body.append(f"  if (warp >= {w0} && warp < {w0 + g.warps}) {{  // role {g.group}")
+                body.append(f"    ctx.gtid = threadIdx.x - {32 * w0};")
+                body += ["    " + s for s in self.group_body(g)]
+                body.append("  }")
             body.append("}")
         body.append("out[blockIdx.x * blockDim.x + threadIdx.x] = ctx.acc;")
         out += ["  " + s for s in body]
@@ -562,6 +594,12 @@ class CompileResult:
     command: tuple[str, ...]
     output: str
     kernels: tuple[PtxasReport, ...]
+
+    @property
+    def warnings(self) -> list[str]:
+        """ptxas's "Potential Performance Loss" notes, e.g. (C7507) setmaxnreg ignored."""
+        return [line.split(":", 1)[1].strip() for line in self.output.splitlines()
+                if "Potential Performance Loss" in line]
 
 
 def nvcc_path() -> str | None:
