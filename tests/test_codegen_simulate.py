@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import attrs
 import pytest
-from hypothesis import given, settings
+from hypothesis import assume, given, settings
 from hypothesis import strategies as st
 
 from warpweave.codegen.lower import lower
@@ -98,6 +98,22 @@ def test_random_models_short_loops(seed, extra):
     r = simulate(m, s, p, p.min_iterations + extra, jitter=0.5, seed=seed)
     assert r.ok, (r.deadlock, [str(x) for x in r.races])
     assert len(r.finish) == p.min_iterations + extra  # every iteration completed
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.integers(0, 10**9))
+def test_random_models_shallow_register_ring_is_a_race(seed):
+    """A register ring sized by liveness (ceil(life / I) live copies), one slot shallower: the
+    value is overwritten before its last reader and that reader reads another iteration's."""
+    m, s = random_case(random.Random(seed))
+    p = lower(m, s)
+    rings = [v for v, b in p.plan.buffers.items()
+             if b.depth > 1 and b.reason.startswith("live") and v not in p.plan.channels]
+    assume(rings)
+    for v in rings:
+        bad = lower(m, s, depths={v: p.plan.buffers[v].depth - 1})
+        r = simulate(m, s, bad, max(12, p.min_iterations + 8))
+        assert {"overwrite", "wrong-iteration"} <= {x.kind for x in r.races}, v
 
 
 def _edit(program, group, fn):

@@ -737,6 +737,7 @@ def _ptxas_lines(res, src) -> str:
                      f"{k.stack_frame} B stack, {k.smem} B smem")
     lines.append(f"  setmaxnreg per warp group: {list(src.layout.hw_regs)} "
                  f"(entry {src.layout.entry_regs}, {src.layout.threads} threads)")
+    lines += [f"  ptxas: {w}" for w in res.warnings]
     return "\n".join(lines)
 
 

@@ -5,14 +5,17 @@ and a driver that compiles it with nvcc and reads `ptxas -v` (registers and spil
 The kernel has one role per warp group (dispatch on the warp index), `setmaxnreg` per hardware
 warp group (four aligned warps; a warp group of the model that is smaller shares the setting of
 its neighbours, the largest limit wins), mbarrier rings in shared memory (init by one thread,
-arrive after the op, try_wait.parity loops), named barriers (bar.sync / bar.arrive with id and
-thread count), and commit / wait-group: wgmma.commit_group / wgmma.wait_group N on sm_90a, a
-per-instance completion mbarrier ring on sm_100a (tcgen05 has no wait-group).  The kernel itself
-arrives on every barrier after the hook returns: right for the default hook bodies, which are
-synchronous; a hook made truly asynchronous (TMA, wgmma, tcgen05) must move the arrival into its
-completion mechanism, as each hook's comment says.  Arch-specific PTX is guarded by
-`__CUDA_ARCH_FEAT_SM90_ALL` / `__CUDA_ARCH_FEAT_SM100_ALL`, since nvcc also checks the code for
-the generic compute target.
+arrive after the op - with expect-tx for an async copy - and try_wait.parity loops), named
+barriers (bar.sync / bar.arrive with id and thread count), and commit / wait-group:
+wgmma.commit_group / wgmma.wait_group N on sm_90a, a per-instance completion mbarrier ring on
+sm_100a (tcgen05 has no wait-group).  The kernel itself arrives on every barrier after the hook
+returns: right for the default hook bodies, which are synchronous.  An async copy's hook gets its
+slot's full barrier and the kernel's arrival announces `WW_TX_BYTES_<op>` bytes (expect-tx, 0 by
+default), so a TMA body only has to complete its bytes on that barrier (complete-tx) and set the
+count in the hooks header; other hooks made truly asynchronous (wgmma, tcgen05) must move the
+arrival into their completion mechanism, as each hook's comment says.  Arch-specific PTX is
+guarded by `__CUDA_ARCH_FEAT_SM90_ALL` / `__CUDA_ARCH_FEAT_SM100_ALL`, since nvcc also checks the
+code for the generic compute target.
 """
 
 from __future__ import annotations
@@ -72,9 +75,21 @@ class Layout:
     notes: tuple[str, ...]
 
 
-def layout(model: Model, p: WarpProgram) -> Layout:
+def setmaxnreg_floor(p: WarpProgram, arch: str) -> int:
+    """The smallest setmaxnreg value ptxas honours for this kernel: 24 (PTX's minimum), but 32
+    on sm_90a when the kernel has wgmma instructions (our commit / wait-group).  Below that,
+    ptxas (CUDA 13.0) drops every setmaxnreg of the kernel with "(C7507) Potential Performance
+    Loss: 'setmaxnreg' ignored to maintain minimum register requirements" - measured: a kernel
+    with wgmma.commit_group and setmaxnreg.dec 24 gets it, with 32 it does not, whatever the
+    kernel's own register use."""
+    wgmma = arch == "sm_90a" and any(isinstance(x, Commit) for g in p.groups for x in g.body)
+    return 32 if wgmma else 24
+
+
+def layout(model: Model, p: WarpProgram, floor: int = 24) -> Layout:
     """Place groups on consecutive warps (whole warp groups first, so they stay aligned; then
-    the small ones packed together), pad to whole warp groups, pick setmaxnreg values."""
+    the small ones packed together), pad to whole warp groups, pick setmaxnreg values (in
+    [floor, 248], multiples of 8)."""
     first, warps, w = {}, {}, 0
     for g in sorted(p.groups, key=lambda g: g.warps % 4 != 0):
         first[g.group], warps[g.group] = w, g.warps
@@ -87,8 +102,11 @@ def layout(model: Model, p: WarpProgram) -> Layout:
     for h in range(hw):
         limits = [g.reg_limit for g in p.groups
                   if first[g.group] < 4 * (h + 1) and first[g.group] + g.warps > 4 * h]
-        want = max(limits, default=24)
-        regs.append(max(24, min(248, want // 8 * 8)))
+        want = max(limits, default=floor)
+        regs.append(max(floor, min(248, want // 8 * 8)))
+        if want < floor:
+            notes.append(f"warp group {h}: setmaxnreg {floor}, not {want} (the least ptxas "
+                         "honours here)")
         if len(limits) > 1:
             notes.append(f"warp group {h} holds several model groups: setmaxnreg {regs[-1]} "
                          f"(the largest of {limits})")
@@ -120,7 +138,7 @@ class _Printer:
             raise InputError(f"unknown arch (choose {', '.join(ARCHS)})", ("arch",), arch)
         self.m, self.p, self.arch = model, p, arch
         self.name = _ident(p.model)
-        self.lay = layout(model, p)
+        self.lay = layout(model, p, setmaxnreg_floor(p, arch))
         self.smem_values = set(p.plan.channels)
         self.slot = 32 * max(g.warps for g in p.groups)
         # Completion rings for MMA waits on sm_100a: instances in flight between commit and wait.
@@ -141,6 +159,13 @@ class _Printer:
                               "indexed dynamically (they may go to local memory)")
 
     # -- values and slots --------------------------------------------------------------------
+
+    def tx_barrier(self, op: str) -> bool:
+        """An async copy published on an mbarrier: its hook gets the slot's full barrier and the
+        kernel's arrival announces the bytes (expect-tx) that the copy completes (complete-tx)."""
+        ch = self.p.plan.channels.get(op)
+        return (ch is not None and ch.lowering == "mbarrier"
+                and async_kind(self.m.op(op)) == "copy")
 
     def depth(self, value: str) -> int:
         return self.p.plan.buffers[value].depth if value in self.p.plan.buffers \
@@ -169,6 +194,9 @@ class _Printer:
             args = ["ctx", j]
             if x.op in self.p.plan.buffers:
                 args.append(self.operand(x.op, x.lag, k, static))
+            if self.tx_barrier(x.op):
+                args.append(f"&ww_full_{_ident(x.op)}"
+                            f"[{self.slot_expr(x.op, x.lag, k, static)}]")
             for r in x.reads:
                 ref = self.operand(r.value, r.lag, k, static)
                 if r.value not in self.smem_values:
@@ -183,6 +211,11 @@ class _Printer:
             par = f"(({j} / {d}) & 1)" + (" ^ 1" if side == "empty" else "")
             return [f"ww::mbar_wait(&ww_{side}_{_ident(x.channel)}"
                     f"[{self.slot_expr(x.channel, x.lag, k, static)}], {par});"]
+        if isinstance(x, ArriveFull) and self.tx_barrier(x.op):
+            v = _ident(x.channel)
+            return [f"ww::mbar_arrive_expect_tx(&ww_full_{v}"
+                    f"[{self.slot_expr(x.channel, x.lag, k, static)}], "
+                    f"ctx.gtid == 0 ? WW_TX_BYTES_{v} : 0u);  // + the bytes a TMA completes"]
         if isinstance(x, ArriveFull | ArriveEmpty):
             side = "full" if isinstance(x, ArriveFull) else "empty"
             why = ""
@@ -266,6 +299,21 @@ class _Printer:
             out += self.instr(g, x, "0", 0)
         return out
 
+    def warp_group_blocks(self) -> list[tuple[tuple[int, int], list[GroupProgram]]]:
+        """Runs of hardware warp groups with the same roles and setmaxnreg: ((first, last),
+        roles).  The role code sits inside its warp group's branch, after that branch's
+        setmaxnreg, so ptxas allocates each role within its own warp group's registers (with
+        every setmaxnreg before a common role dispatch, each role has to fit the smallest)."""
+        lay, out = self.lay, []
+        for h, r in enumerate(lay.hw_regs):
+            roles = [g for g in self.p.groups if lay.first_warp[g.group] < 4 * (h + 1)
+                     and lay.first_warp[g.group] + g.warps > 4 * h]
+            if out and out[-1][1] == roles and lay.hw_regs[out[-1][0][0]] == r:
+                out[-1] = ((out[-1][0][0], h), roles)
+            else:
+                out.append(((h, h), roles))
+        return out
+
     # -- files --------------------------------------------------------------------------------
 
     def hooks(self) -> str:
@@ -285,6 +333,8 @@ class _Printer:
             params = ["WwCtx& ctx", "int iter"]
             if op.name in self.p.plan.buffers:
                 params.append("float* out" if op.name in self.smem_values else "float& out")
+            if self.tx_barrier(op.name):
+                params.append("uint64_t* full")
             reads = [e for e in self.m.in_edges(op.name) if e.is_data]
             for i, e in enumerate(reads):
                 params.append(f"const float* in{i}" if e.src in self.smem_values
@@ -294,11 +344,21 @@ class _Printer:
             out.append(f"// {op.name}: {op.cycles} cycles, units {', '.join(units) or '-'}"
                        + (f", async ({kind})" if kind else "")
                        + (", variable latency" if op.variable_latency else ""))
-            if kind == "copy":
-                out.append("//   async copy: a real TMA arrives on the slot's full barrier with "
-                           "expect_tx/complete_tx;")
-                out.append("//   then set that channel's WW_FULL_COUNT to 1 and drop the "
-                           "kernel's arrive.")
+            if self.tx_barrier(op.name):
+                v = _ident(op.name)
+                out.append("//   async copy: a real body issues the TMA (cp.async.bulk...mbarrier::"
+                           "complete_tx::bytes)")
+                out.append("//   on `full`, the slot's barrier, and sets WW_TX_BYTES below to the "
+                           "bytes of one slot:")
+                out.append("//   the kernel's arrival (thread 0) announces them with expect_tx, so "
+                           "the slot is")
+                out.append("//   published when the bytes have landed. The default copies "
+                           "synchronously (0 bytes).")
+                out.append(f"#ifndef WW_TX_BYTES_{v}")
+                out.append(f"#define WW_TX_BYTES_{v} 0u")
+                out.append("#endif")
+            elif kind == "copy":
+                out.append("//   async copy: nothing waits on it through a barrier here.")
             elif kind == "mma":
                 out.append("//   async MMA: on sm_90a wgmma.mma_async (the kernel commits and "
                            "waits); on sm_100a tcgen05.mma")
@@ -313,6 +373,8 @@ class _Printer:
                              else f"in{i}")
             val = f"0.5f * ({' + '.join(terms)}) + ctx.acc * 0.25f"
             out.append(f"  float v = {val};")
+            if self.tx_barrier(op.name):
+                out.append("  (void)full;")
             if op.name in self.p.plan.buffers:
                 if op.name in self.smem_values:
                     out.append("  out[ctx.gtid % WW_SLOT] = v;")
@@ -393,17 +455,19 @@ class _Printer:
         body.append("__syncthreads();")
         body.append("const int warp = threadIdx.x / 32;")
         body.append("const int wg = warp / 4;")
-        for h, r in enumerate(lay.hw_regs):
-            if r == lay.entry_regs or len(lay.hw_regs) == 1:
-                continue  # one warp group: nothing to hand to anyone
-            op = "inc" if r > lay.entry_regs else "dec"
-            body.append(f"if (wg == {h}) ww::setmaxnreg_{op}<{r}>();")
         body.append("WwCtx ctx{0, 0.0f};")
-        for g in self.p.groups:
-            w0 = lay.first_warp[g.group]
-            body.append(f"if (warp >= {w0} && warp < {w0 + g.warps}) {{  // role {g.group}")
-            body.append(f"  ctx.gtid = threadIdx.x - {32 * w0};")
-            body += ["  " + s for s in self.group_body(g)]
+        for (h0, h1), roles in self.warp_group_blocks():
+            where = f"wg == {h0}" if h0 == h1 else f"wg >= {h0} && wg <= {h1}"
+            body.append(f"if ({where}) {{  // roles {', '.join(g.group for g in roles)}")
+            r = lay.hw_regs[h0]
+            if r != lay.entry_regs and len(lay.hw_regs) > 1:  # one warp group: nobody to share
+                body.append(f"  ww::setmaxnreg_{'inc' if r > lay.entry_regs else 'dec'}<{r}>();")
+            for g in roles:
+                w0 = lay.first_warp[g.group]
+                body.append(f"  if (warp >= {w0} && warp < {w0 + g.warps}) {{  // role {g.group}")
+                body.append(f"    ctx.gtid = threadIdx.x - {32 * w0};")
+                body += ["    " + s for s in self.group_body(g)]
+                body.append("  }")
             body.append("}")
         body.append("out[blockIdx.x * blockDim.x + threadIdx.x] = ctx.acc;")
         out += ["  " + s for s in body]
@@ -446,6 +510,12 @@ __device__ __forceinline__ void fence_barrier_init() {
 // Arrive with release semantics (the default .release.cta): the slot's writes become visible.
 __device__ __forceinline__ void mbar_arrive(uint64_t* bar) {
   asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];" :: "r"(smem_addr(bar)) : "memory");
+}
+// Arrive and add `bytes` to the phase's transaction count: the phase completes when every
+// arrival is in and the bytes have been completed (complete_tx, by a TMA / cp.async.bulk).
+__device__ __forceinline__ void mbar_arrive_expect_tx(uint64_t* bar, uint32_t bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(smem_addr(bar)), "r"(bytes) : "memory");
 }
 // Wait until the phase with the given parity has completed (acquire).
 __device__ __forceinline__ void mbar_wait(uint64_t* bar, uint32_t parity) {
@@ -524,6 +594,12 @@ class CompileResult:
     command: tuple[str, ...]
     output: str
     kernels: tuple[PtxasReport, ...]
+
+    @property
+    def warnings(self) -> list[str]:
+        """ptxas's "Potential Performance Loss" notes, e.g. (C7507) setmaxnreg ignored."""
+        return [line.split(":", 1)[1].strip() for line in self.output.splitlines()
+                if "Potential Performance Loss" in line]
 
 
 def nvcc_path() -> str | None:
