@@ -335,4 +335,4 @@ class IntegerEncoding(View):
         if self.i_var is not None:
             lits += [self._at_most(self.i_var, schedule.I),
                      neg(self._at_most(self.i_var, schedule.I - 1))]
-        return lits
+        return [x for x in lits if x is not True]
