@@ -295,6 +295,26 @@ def test_solve_exit_statuses(tmp_path, capsys):
     assert main(["solve", str(m), "--without", "nothing"]) == 2
 
 
+def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, monkeypatch):
+    path = str(EXAMPLES / "fa-simplified.json")
+    assert main(["solve", path, "--time-limit", "0", "--json"]) == 3
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["I"], printed["optimal"], printed["lower_bound"]) == (None, False, 2)
+    assert printed["notes"] == ["time limit of 0.0 s reached"]
+
+    def ctrl_c_after_first(attempt):  # Ctrl-C once stage count 1 has given I=3
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("warpweave.cli._progress", ctrl_c_after_first)
+    assert main(["solve", path, "--json"]) == 3
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["I"], printed["L"], printed["optimal"], printed["status"]) == \
+        (3, 3, False, "feasible")
+    assert printed["lower_bound"] == 2 and printed["notes"] == ["interrupted"]
+    assert main(["solve", path]) == 3
+    assert "I = 3 (not proven optimal: no I < 2 is feasible" in capsys.readouterr().out
+
+
 def test_minimize_search_on_figure_1(fa_model):
     out = search(fa_model, backend="cpsat", encoding="integer", strategy="minimize")
     assert out.optimal and (out.schedule.I, out.schedule.L) == (2, 4)

@@ -296,7 +296,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
         notes.append("interrupted")
     stopped = sum(a.status == "timeout" for a in attempts)
     if stopped and not any(n.startswith("time limit") for n in notes):
-        notes.append(f"{stopped} solver call(s) stopped at the time limit")
+        notes.append(f"{stopped} solver call(s) stopped at a time limit")
     best, lower = found.best, found.lower
     if best is not None:
         lower = min(lower, best.I)
