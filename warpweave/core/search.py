@@ -265,6 +265,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
             record(Attempt(I, S, lengths, "infeasible",
                            f"L >= {min_length} (longest path) exceeds S*I", phase=phase))
             return "infeasible", None
+        limit()  # out of time: stop before stating a problem that will not be solved
         tick = time.perf_counter()
         view = solver.view(I, S, cs, min_length)
         encoded = time.perf_counter() - tick
@@ -375,6 +376,7 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record,
                            f"L >= {b.min_length} (longest path) exceeds S*I", phase="minimize",
                            interval=(b.lower, top)))
             continue
+        limit()  # out of time: stop before stating a problem that will not be solved
         tick = time.perf_counter()
         view = solver.view(top, S, cons, b.min_length, interval=(b.lower, top))
         encoded = time.perf_counter() - tick
