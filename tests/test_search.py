@@ -249,6 +249,27 @@ def test_tie_break_on_groups():
     assert out.attempts[-1].phase == "tie-break"
 
 
+def test_algorithm_1_phase_2_and_the_tie_breakers_start_from_a_known_schedule(fa_model):
+    """They get a warm start (hints): phase 2 from phase 1's modulo schedule, each tie-breaker
+    from the best schedule so far; the other questions have none to start from."""
+    from warpweave.backends.sat import SatBackend
+    from warpweave.core.registry import BACKENDS
+
+    hinted = []
+
+    class Spy(SatBackend):
+        def solve(self, problem, **kw):
+            hinted.append(bool(problem.hints))
+            return super().solve(problem, **kw)
+
+    BACKENDS.add("spy", Spy)
+    out = search(fa_model, backend="spy", paper=True, tie_breakers=["groups", "cross_edges"],
+                 isolate=False)
+    solved = [a.phase for a in out.attempts if a.how.startswith("sat:")]
+    assert hinted == [phase in ("seeded", "tie-break") for phase in solved]
+    assert solved.count("seeded") == 1 and solved.count("tie-break") == 2
+
+
 def test_solve_json_is_accepted_by_verify_and_the_independent_checker(tmp_path, capsys):
     path = str(EXAMPLES / "fa-simplified.json")
     out = tmp_path / "s.json"

@@ -12,7 +12,14 @@ failed check writes the replayable IR and raises `SearchBug`.  Time limits and C
 best schedule so far with its proven lower bound.
 
 `paper=True` runs the Twill paper's Algorithm 1 instead: per I, an optimal modulo schedule without
-the warp constraints fixes the stage count; only that stage count is tried for the joint problem.
+the warp constraints fixes the stage count; only that stage count is tried for the joint problem,
+seeded with that schedule (a warm start) and its length.
+
+Incremental solving: each problem minimizes L within its stage count in one solver (natively, or
+by bound tightening under assumptions in the same solver).  Warm starts (`Problem.hints`, for
+backends that take them) are given where a feasible point is known: Algorithm 1's phase 2 and the
+tie-breakers, which start from the optimum they refine.  Most questions of the search are
+infeasibility proofs, which no starting point shortens.
 """
 
 from __future__ import annotations
@@ -259,7 +266,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
                                                     else solve_limit)
 
     def ask(I: int, S: int, cs: Sequence[Constraint], phase: str,  # noqa: E741
-            min_length: int) -> tuple[str, Schedule | None]:
+            min_length: int, hint: Schedule | None = None) -> tuple[str, Schedule | None]:
         lengths = (max(min_length, (S - 1) * I + 1), S * I)
         if lengths[0] > lengths[1]:
             record(Attempt(I, S, lengths, "infeasible",
@@ -268,6 +275,8 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
         limit()  # out of time: stop before stating a problem that will not be solved
         tick = time.perf_counter()
         view = solver.view(I, S, cs, min_length)
+        if hint is not None:
+            view.hint(hint)
         encoded = time.perf_counter() - tick
         if phase == "relaxation":  # only its feasibility matters
             view.problem.objective = None
@@ -403,16 +412,16 @@ def _algorithm_1(b: Bounds, s_max: int, cons, ask, notes: list[str], found: _Fou
     """The Twill paper's Algorithm 1: phase 1 fixes the stage count, phase 2 tries only it."""
     modulo = [c for c in cons if c.name in MODULO_ONLY]
     for I in range(b.lower, b.i_upper + 1):  # noqa: E741
-        length = None
+        seed = None
         for S in range(1, s_max + 1):
-            status, schedule = ask(I, S, modulo, "modulo", b.min_length)
-            if schedule is not None:
-                length = schedule.L
+            status, seed = ask(I, S, modulo, "modulo", b.min_length)
+            if seed is not None:
                 break
-        if length is None:
+        if seed is None:
             continue
+        length = seed.L
         S = math.ceil(length / I)
-        status, schedule = ask(I, S, cons, "seeded", length)
+        status, schedule = ask(I, S, cons, "seeded", length, hint=seed)
         if schedule is not None:  # `ask` has kept it as found.best
             notes.append(f"Algorithm 1: phase 1 length {length} fixed {S} stage(s) at I={I}")
             return
@@ -431,6 +440,7 @@ def _tie_break(solver: _Solver, found: _Found, cons, order: Sequence[str], limit
         tick = time.perf_counter()
         objective = _objective(view, name)
         p.minimize(objective)
+        view.hint(found.best)  # a warm start: the best so far is feasible here
         result, schedule = solver.solve(view, cons, limit())
         if schedule is None:
             break

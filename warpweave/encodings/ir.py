@@ -204,6 +204,7 @@ class Problem:
         self.objective: tuple[Term, ...] | None = None
         self.objective_offset = 0
         self.unsat_reason: str | None = None  # set when a constant constraint is already false
+        self.hints: dict[Var, int] = {}  # a starting point (warm start), never a constraint
 
     # -- variables
     def bool(self, name: str) -> BoolVar:
@@ -319,6 +320,12 @@ class Problem:
                 "constraints": dict(sorted(kinds.items())),
                 "objective": self.objective is not None}
 
+    def hint(self, values: Mapping[Var, int | bool]) -> None:
+        """Suggest values for some variables: a warm start that backends with the `warm_start`
+        capability begin their search from (CP-SAT hints, MIP starts, SAT phases).  A hint
+        never constrains: a problem has the same solutions with or without it."""
+        self.hints.update({v: int(x) for v, x in values.items()})
+
     # -- files
     def to_dict(self) -> dict:
         def ref(x) -> int:
@@ -349,6 +356,8 @@ class Problem:
             "constraints": out,
             "objective": None if self.objective is None else
             {"terms": terms(self.objective), "offset": self.objective_offset},
+            **({"hints": [[v.index + 1, x] for v, x in self.hints.items()]} if self.hints
+               else {}),
         }
 
     @classmethod
@@ -385,6 +394,7 @@ class Problem:
         if doc.get("objective"):
             p.objective = tuple(terms(doc["objective"]["terms"]))
             p.objective_offset = doc["objective"].get("offset", 0)
+        p.hint({p.vars[r - 1]: x for r, x in doc.get("hints", [])})
         return p
 
     def write(self, path: str | Path) -> None:
