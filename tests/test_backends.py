@@ -14,12 +14,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from warpweave.backends.base import ASSUMPTIONS, OPTIMIZE, TIME_LIMIT, Status
+from warpweave.backends.base import ASSUMPTIONS, OPTIMIZE, TIME_LIMIT, WARM_START, Status
 from warpweave.backends.driver import SessionBackend
 from warpweave.backends.sat import DEFAULT_SOLVER, MAIN_SOLVERS
 from warpweave.core.errors import InputError
 from warpweave.core.registry import BACKENDS, backend, backend_specs
-from warpweave.encodings.ir import Clause, Problem
+from warpweave.encodings.ir import BoolVar, Clause, Problem
 
 from .irgen import oracle, problems, random_3sat
 
@@ -229,6 +229,51 @@ def test_capabilities_are_declared():
     assert TIME_LIMIT not in backend("sat:glucose42").capabilities   # interrupts seconds late
     assert TIME_LIMIT in backend("sat").capabilities
     assert TIME_LIMIT in backend("sat:minisat22").capabilities
+    assert {s for s in FAMILY_SPECS if WARM_START in backend(s).capabilities} == {
+        "cbc", "highs", "sat", "cpsat", "cpsat:workers=2"}
+    assert WARM_START not in backend("sat:kissat404").capabilities
+
+
+WARM_SPECS = [s for s in FAMILY_SPECS if WARM_START in backend(s).capabilities] + \
+    ["sat:cadical195"]
+
+
+@pytest.mark.parametrize("spec", WARM_SPECS)
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(p=problems(), data=st.data())
+def test_a_hint_never_constrains(spec, p, data):
+    """Any values hinted (feasible or not), the answer is the oracle's."""
+    p.hint({v: data.draw(st.booleans()) if isinstance(v, BoolVar) else
+            data.draw(st.integers(v.lb, v.ub)) for v in p.vars
+            if data.draw(st.booleans())})
+    r = backend(spec).solve(p)
+    feasible, best = oracle(p)
+    assert r.status.has_solution == feasible, (spec, r.status, r.how)
+    if feasible and best is not None:
+        assert r.status == Status.OPTIMAL and r.objective == best, (spec, r.objective, best)
+
+
+def test_hints_reach_the_solver():
+    """CP-SAT gets them as solution hints, python-mip as a start; a SAT solver follows them as
+    phases to the hinted model of a formula with many."""
+    from warpweave.backends.cpsat import build_model
+
+    p = Problem("hinted")
+    v = [p.bool(f"v{i}") for i in range(16)]
+    for i in range(0, 16, 2):
+        p.add_clause([v[i], v[i + 1]])
+    hint = {x: i % 3 == 0 or i % 2 == 1 for i, x in enumerate(v)}
+    p.hint(hint)
+    proto = build_model(p)[0].Proto().solution_hint
+    assert dict(zip(proto.vars, proto.values, strict=True)) == {
+        x.index: int(h) for x, h in hint.items()}
+    for spec in ("cbc", "highs"):
+        session = backend(spec).session(p)
+        assert [(col.idx, value) for col, value in session.model.start] == [
+            (x.index, float(h)) for x, h in hint.items()]
+    for spec in ("sat", "sat:cadical195", "sat:minisat22"):
+        r = backend(spec).solve(p)
+        assert {x: r.values[x] for x in v} == hint, spec
 
 
 def test_bad_specs_are_input_errors():

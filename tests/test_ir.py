@@ -63,8 +63,10 @@ def test_write_and_read_a_file(tmp_path):
     p.add_implies(~a, [(2, x), (-1, a)], ">=", 3)
     p.minimize([(1, x), (5, ~a)])
     p.objective_offset = 7
+    p.hint({a: True, x: 3})
     p.write(tmp_path / "p.json")
     q = Problem.read(tmp_path / "p.json")
+    assert q.hints == {q.vars[0]: 1, q.vars[1]: 3}
     assert isinstance(q.constraints[0], Implies)
     assert q.summary() == p.summary()
     assert oracle(q) == oracle(p) == (True, 7 + 0)   # a true, x = 0

@@ -94,3 +94,38 @@ def test_ctrl_c_stops_the_search_at_once(fa_model, sleepy):
         timer.cancel()
         signal.signal(signal.SIGINT, previous)
     assert out.interrupted and out.status == "unknown" and "interrupted" in out.notes
+
+
+class HangsAfterOneStage(Backend):
+    """CP-SAT for the first stage count, then hangs (a long proof, as on a real kernel)."""
+
+    family = "hangs-after-one-stage"
+    capabilities = frozenset({"optimize"})
+
+    def version(self) -> str:
+        return "0"
+
+    def solve(self, problem, *, assumptions=(), time_limit=None):
+        if "/S=1/" not in problem.name:
+            time.sleep(60)
+        from warpweave.core.registry import backend
+        return backend("cpsat").solve(problem, assumptions=assumptions, time_limit=time_limit)
+
+
+def test_ctrl_c_returns_the_best_schedule_found_before_it(fa_model):
+    """A real SIGINT while the second stage count is being solved: the minimize search returns
+    the first stage count's schedule (I=3) with the lower bound 2, not optimal."""
+    BACKENDS.add("hangs-after-one-stage", HangsAfterOneStage)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    timer = threading.Timer(2.0, os.kill, (os.getpid(), signal.SIGINT))
+    try:
+        timer.start()
+        tick = time.perf_counter()
+        out = search(fa_model, backend="hangs-after-one-stage", encoding="integer",
+                     strategy="minimize")
+        assert time.perf_counter() - tick < 20
+    finally:
+        timer.cancel()
+        signal.signal(signal.SIGINT, previous)
+    assert out.interrupted and out.status == "feasible" and not out.optimal
+    assert (out.schedule.I, out.schedule.L, out.lower_bound) == (3, 3, 2)

@@ -32,3 +32,55 @@ def test_a_broken_plugin_is_reported_and_the_rest_load():
         reg.get("broken")
     with pytest.raises(InputError, match=r"unknown thing \(known: broken, good\)"):
         reg.get("missing")
+
+
+PLUGIN = '''
+"""A constraint shipped by another package: O issues at least 5 cycles after S."""
+from warpweave.core.constraints import Constraint
+from warpweave.core.verify import Violation
+
+
+class Spread(Constraint):
+    name = "spread"
+
+    def check(self, model, schedule):
+        gap = schedule.start["O"] - schedule.start["S"]
+        return [] if gap >= 5 else [Violation("spread", f"O only {gap} after S", ("S", "O"))]
+
+    def encode(self, view):
+        view.require_gap("S", "O", 5)
+'''
+
+
+@pytest.fixture
+def installed_plugin(tmp_path, monkeypatch):
+    """A distribution on sys.path whose entry point adds the constraint `spread`, as
+    `pip install` of a plugin package would leave it."""
+    (tmp_path / "ww_spread_plugin.py").write_text(PLUGIN)
+    info = tmp_path / "ww_spread_plugin-0.1.dist-info"
+    info.mkdir()
+    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ww-spread-plugin\nVersion: 0.1\n")
+    (info / "entry_points.txt").write_text(
+        "[warpweave.constraints]\nspread = ww_spread_plugin:Spread\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setattr(CONSTRAINTS, "_points", None)
+    monkeypatch.setattr(CONSTRAINTS, "_loaded", {})
+
+
+@pytest.mark.parametrize("encoding", ["compact", "paper", "integer"])
+@pytest.mark.parametrize("backend", ["cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat"])
+def test_a_plugin_constraint_works_on_every_backend_and_encoding(installed_plugin, fa_model,
+                                                                 backend, encoding):
+    from warpweave.core.search import constraint_set, search
+    from warpweave.core.verify import verify
+
+    assert "spread" in CONSTRAINTS.names()
+    cons = constraint_set()
+    out = search(fa_model, backend=backend, encoding=encoding, constraints=cons, isolate=False)
+    s = out.schedule
+    assert out.optimal and (s.I, s.L) == (2, 6), (s.I, s.L)  # without it: I=2, L=4
+    assert s.start["O"] - s.start["S"] >= 5 and verify(fa_model, s) == []
+    assert "spread" in out.constraints
+    without = search(fa_model, backend=backend, encoding=encoding,
+                     constraints=constraint_set(without=["spread"]), isolate=False)
+    assert (without.schedule.I, without.schedule.L) == (2, 4)

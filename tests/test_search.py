@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import io
 import json
+import sys
+import time
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -12,6 +15,7 @@ from warpweave.cli import main
 from warpweave.core.constraints import Capacity
 from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
+from warpweave.core.oracle import Oracle, OracleBudget
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.search import SearchBug, constraint_set, search
 from warpweave.core.verify import verify
@@ -19,7 +23,7 @@ from warpweave.encodings.compact import CompactEncoding
 
 from .conftest import EXAMPLES
 from .independent_check import broken_rules
-from .strategies import models
+from .strategies import models, tiny_models
 
 BACKENDS = ["cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat"]
 
@@ -98,7 +102,100 @@ def test_time_limit_and_interrupt_keep_what_is_known(fa_model):
     assert out.lower_bound == 2
 
 
-def test_a_wrong_encoding_is_a_bug_report_with_replayable_ir(fa_model, tmp_path):
+@pytest.mark.parametrize("stop", ["interrupt", "time limit"])
+def test_a_stopped_minimize_search_keeps_the_best_schedule_so_far(fa_model, stop):
+    """Stage count 1 finds I=3; the search is stopped before stage count 2 (which finds I=2)."""
+    def after_first(attempt):
+        if stop == "interrupt":
+            raise KeyboardInterrupt
+        time.sleep(0.6)  # past the overall limit: the next solve is not started
+
+    out = search(fa_model, backend="cpsat", encoding="integer", strategy="minimize",
+                 time_limit=0.5 if stop == "time limit" else None, progress=after_first,
+                 isolate=False)
+    assert (out.schedule.I, out.schedule.L) == (3, 3) and verify(fa_model, out.schedule) == []
+    assert out.status == "feasible" and not out.optimal and out.lower_bound == 2
+    assert out.interrupted == (stop == "interrupt")
+    assert any(n.startswith("interrupted" if stop == "interrupt" else "time limit")
+               for n in out.notes)
+
+
+def test_an_interrupted_tie_break_keeps_the_optimum(fa_model):
+    def stop_at_tie_break(attempt):
+        if attempt.phase == "tie-break":
+            raise KeyboardInterrupt
+
+    out = search(fa_model, backend="sat", tie_breakers=["groups", "register_peak"],
+                 progress=stop_at_tie_break, isolate=False)
+    assert out.interrupted and out.optimal and (out.schedule.I, out.schedule.L) == (2, 4)
+
+
+def proof_holes(out, s_max: int) -> set[tuple[int, int]]:
+    """The (I, S) a proof of `out`'s answer must show infeasible, minus those its entries do:
+    every S <= s_max at each I from the lower bound up to the answer, and each S below the
+    answer's stage count at its I."""
+    s = out.schedule
+    needed = {(I, S) for I in range(out.bounds.lower, s.I) for S in range(1, s_max + 1)}
+    needed |= {(s.I, S) for S in range(1, s.stages)}
+    shown = {(I, S) for (i_lo, i_hi), (s_lo, s_hi), _ in out.ruled_out()
+             for I in range(i_lo, i_hi + 1) for S in range(s_lo, s_hi + 1)}
+    return needed - shown
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(m=tiny_models(), s_max=st.integers(1, 3),
+       how=st.sampled_from([("sat", "compact", "sweep"), ("cpsat", "integer", "minimize")]))
+def test_the_proof_shows_each_case_below_the_answer_and_only_true_ones(m, s_max, how):
+    backend, encoding, strategy = how
+    out = search(m, backend=backend, encoding=encoding, strategy=strategy, max_stages=s_max,
+                 isolate=False)
+    if out.optimal:
+        assert proof_holes(out, s_max) == set()
+    oracle = Oracle(m, budget=20_000)
+    for (i_lo, i_hi), (s_lo, s_hi), why in out.ruled_out():
+        for I in range(i_lo, i_hi + 1):  # noqa: E741
+            for S in range(s_lo, s_hi + 1):
+                try:
+                    answer = oracle.at(I, S)
+                except OracleBudget:
+                    return
+                assert not answer.feasible, f"ruled out I={I} S={S} ({why}); oracle: " \
+                    f"{answer.schedule}"
+
+
+def test_the_readable_proof_says_what_was_shown(fa_model, capsys):
+    """Figure 1 with the defaults: S=1 gives I=3 (so no I=2 at S=1), S=2 gives I=2; larger stage
+    counts cannot beat the lower bound and are not asked."""
+    path = str(EXAMPLES / "fa-simplified.json")
+    assert main(["solve", path]) == 0
+    proof = capsys.readouterr().out.splitlines()[-1]
+    assert proof == ("  proof: no I < 2 (lower bound); no schedule at I=2 S=1 "
+                     "(cpsat:workers=1/integer)")
+    assert main(["solve", path, "--json"]) == 0
+    entries = json.loads(capsys.readouterr().out)["proof"]
+    assert [(a["S"], a["interval"], a["I"], a.get("rules_out")) for a in entries] == [
+        (1, [2, 3], 3, {"I": [2, 2], "S": [1, 1]}), (2, [2, 2], 2, None)]
+
+
+def test_progress_is_shown_on_a_terminal_only(capsys, monkeypatch):
+    path = str(EXAMPLES / "fa-simplified.json")
+    assert main(["solve", path]) == 0
+    assert capsys.readouterr().err == ""
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.setattr(sys, "stderr", Terminal())
+    assert main(["solve", path]) == 0
+    lines = sys.stderr.getvalue().splitlines()
+    assert [line.split()[:4] for line in lines] == [
+        ["minimize", "I=3", "S=1", "optimal"], ["minimize", "I=2", "S=2", "optimal"]]
+    assert "(I in 2..3)" in lines[0]
+
+
+def test_a_wrong_encoding_is_a_bug_report_with_replayable_ir(fa_model, tmp_path, monkeypatch,
+                                                             capsys):
     class Forgetful(CompactEncoding):
         """Drops capacity: its schedules overlap S and O on the tensor core."""
 
@@ -113,6 +210,14 @@ def test_a_wrong_encoding_is_a_bug_report_with_replayable_ir(fa_model, tmp_path)
     [saved] = tmp_path.glob("*.ir.json")
     assert str(saved) in str(info.value)
     assert json.loads(saved.read_text())["format"] == "warpweave.ir/1"
+    # on the command line: one line naming the IR file (written where it runs), exit status 4
+    saved.unlink()
+    monkeypatch.chdir(tmp_path)
+    assert main(["solve", str(EXAMPLES / "fa-simplified.json"), "--backend", "sat",
+                 "--encoding", "forgetful"]) == 4
+    err = capsys.readouterr().err
+    [saved] = tmp_path.glob("*.ir.json")
+    assert err.startswith("warpweave: bug: ") and err.count("\n") == 1 and saved.name in err
 
 
 def test_without_a_constraint_the_answer_can_improve(fa_model):
@@ -144,6 +249,27 @@ def test_tie_break_on_groups():
     assert out.attempts[-1].phase == "tie-break"
 
 
+def test_algorithm_1_phase_2_and_the_tie_breakers_start_from_a_known_schedule(fa_model):
+    """They get a warm start (hints): phase 2 from phase 1's modulo schedule, each tie-breaker
+    from the best schedule so far; the other questions have none to start from."""
+    from warpweave.backends.sat import SatBackend
+    from warpweave.core.registry import BACKENDS
+
+    hinted = []
+
+    class Spy(SatBackend):
+        def solve(self, problem, **kw):
+            hinted.append(bool(problem.hints))
+            return super().solve(problem, **kw)
+
+    BACKENDS.add("spy", Spy)
+    out = search(fa_model, backend="spy", paper=True, tie_breakers=["groups", "cross_edges"],
+                 isolate=False)
+    solved = [a.phase for a in out.attempts if a.how.startswith("sat:")]
+    assert hinted == [phase in ("seeded", "tie-break") for phase in solved]
+    assert solved.count("seeded") == 1 and solved.count("tie-break") == 2
+
+
 def test_solve_json_is_accepted_by_verify_and_the_independent_checker(tmp_path, capsys):
     path = str(EXAMPLES / "fa-simplified.json")
     out = tmp_path / "s.json"
@@ -165,6 +291,20 @@ def test_solve_json_is_accepted_by_verify_and_the_independent_checker(tmp_path, 
     assert {a["phase"] for a in printed["proof"]} == {"minimize"}
 
 
+@pytest.mark.parametrize("name", ["hopper-gemm", "blackwell-attention"])
+def test_solve_json_with_streaming_ops_is_accepted_by_both_checkers(name, tmp_path, capsys):
+    """These examples have streaming loads: the schedule is for them at zero latency (its
+    `streaming` list says so), and both checkers judge it that way."""
+    path, out = str(EXAMPLES / f"{name}.json"), tmp_path / "s.json"
+    assert main(["solve", path, "--json", "--out", str(out)]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["streaming"] and printed["optimal"] is True
+    assert main(["verify", path, str(out)]) == 0
+    assert broken_rules(read_document(path), printed) == set()
+    del printed["streaming"]  # judged at the raw latencies, the loads come too late
+    assert "dependence" in broken_rules(read_document(path), printed)
+
+
 def test_solve_exit_statuses(tmp_path, capsys):
     m = tmp_path / "m.json"
     m.write_text(json.dumps({"machine": {"units": {"tc": 1}, "warp_groups": [
@@ -174,6 +314,26 @@ def test_solve_exit_statuses(tmp_path, capsys):
     assert "no schedule with I <=" in capsys.readouterr().out
     assert main(["solve", str(m), "--backend", "nope"]) == 2
     assert main(["solve", str(m), "--without", "nothing"]) == 2
+
+
+def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, monkeypatch):
+    path = str(EXAMPLES / "fa-simplified.json")
+    assert main(["solve", path, "--time-limit", "0", "--json"]) == 3
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["I"], printed["optimal"], printed["lower_bound"]) == (None, False, 2)
+    assert printed["notes"] == ["time limit of 0.0 s reached"]
+
+    def ctrl_c_after_first(attempt):  # Ctrl-C once stage count 1 has given I=3
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("warpweave.cli._progress", ctrl_c_after_first)
+    assert main(["solve", path, "--json"]) == 3
+    printed = json.loads(capsys.readouterr().out)
+    assert (printed["I"], printed["L"], printed["optimal"], printed["status"]) == \
+        (3, 3, False, "feasible")
+    assert printed["lower_bound"] == 2 and printed["notes"] == ["interrupted"]
+    assert main(["solve", path]) == 3
+    assert "I = 3 (not proven optimal: no I < 2 is feasible" in capsys.readouterr().out
 
 
 def test_minimize_search_on_figure_1(fa_model):

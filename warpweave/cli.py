@@ -34,7 +34,7 @@ from warpweave.core.registry import (
     backend_specs,
 )
 from warpweave.core.schedule import Schedule, straight_line
-from warpweave.core.search import Attempt
+from warpweave.core.search import Attempt, SearchBug
 from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import RULES, verify
 from warpweave.pipeline import (
@@ -49,6 +49,7 @@ from warpweave.pipeline import (
 )
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
+EXIT_BUG = 4  # a backend's schedule failed verification: a bug, its IR saved to replay
 
 
 def _print_json(doc) -> None:
@@ -234,7 +235,9 @@ def _progress(a: Attempt) -> None:
     """One line per question the search answers, on a terminal only."""
     if sys.stderr.isatty():
         length = f" L={a.L}" if a.L is not None else ""
-        print(f"  {a.phase:<9} I={a.I:<4} S={a.S:<2} {a.status:<10}{length} "
+        within = f" (I in {a.interval[0]}..{a.interval[1]})" if a.interval else ""
+        found = "-" if a.interval and a.L is None else a.I
+        print(f"  {a.phase:<10} I={found:<4} S={a.S:<2} {a.status:<10}{length}{within} "
               f"({a.seconds:.2f} s)", file=sys.stderr)
 
 
@@ -300,13 +303,28 @@ def describe_run(run) -> str:
         lines.append(f"  RAW-CYCLE VIOLATION (normalization hid it): {v}")
     lines.extend(_schedule_lines(m, s, run.streaming, run.raw_interval,
                                  _buffers(run) if s is not None else {}))
-    infeasible = [a for a in o.attempts if a.status == "infeasible"]
-    if infeasible:
-        cases = ", ".join(f"I={a.I} " + ("all S (relaxation)" if a.phase == "relaxation"
-                                          else f"S={a.S}") for a in infeasible[:12])
-        more = f" and {len(infeasible) - 12} more" if len(infeasible) > 12 else ""
-        lines.append(f"  proof: infeasible {cases}{more}")
+    lines.append(_proof_line(o, unit))
     return "\n".join(lines)
+
+
+def _proof_line(o, unit: str) -> str:
+    """What was shown: no I below the lower bound, then each (I range, stage counts) shown to
+    have no schedule at any length, grouped by how (the first 12)."""
+    def span(lo: int, hi: int) -> str:
+        return str(lo) if lo == hi else f"{lo}..{hi}"
+
+    cases = o.ruled_out()
+    text = f"  proof{',' if unit else ''}{' in' + unit if unit else ''}: " \
+        f"no I < {o.bounds.lower} (lower bound)"
+    if not cases:
+        return text
+    parts: list[str] = []
+    for k, ((i_lo, i_hi), (s_lo, s_hi), how) in enumerate(cases[:12]):
+        case = f"I={span(i_lo, i_hi)} S={span(s_lo, s_hi)}"
+        last = k + 1 == min(len(cases), 12) or cases[k + 1][2] != how
+        parts.append(f"{case} ({how})" if last else case)
+    more = f" and {len(cases) - 12} more" if len(cases) > 12 else ""
+    return f"{text}; no schedule at {', '.join(parts)}{more}"
 
 
 def solve_options(args) -> Options:
@@ -1104,6 +1122,9 @@ def main(argv: list[str] | None = None) -> int:
     except InputError as exc:
         print(f"warpweave: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
+    except SearchBug as exc:
+        print(f"warpweave: bug: {exc}", file=sys.stderr)
+        return EXIT_BUG
     except KeyboardInterrupt:
         print("warpweave: interrupted", file=sys.stderr)
         return 130

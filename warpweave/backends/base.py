@@ -20,6 +20,9 @@ ASSUMPTIONS = "assumptions"    # Session.solve(assumptions=...) without rebuildi
 INTEGERS = "integers"          # integer variables natively (else an order encoding)
 UNSAT_PROOF = "unsat_proof"    # UNSAT answers are proofs of infeasibility (complete solver)
 TIME_LIMIT = "time_limit"      # honours a time limit and returns TIMEOUT with what it knows
+WARM_START = "warm_start"      # begins its search from Problem.hints
+# What a complete optimizer with integers, assumptions and time limits declares.
+COMPLETE = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
 
 
 class Status(enum.Enum):

@@ -207,10 +207,12 @@ class CnfTranslation:
         return {v: out[v] for v in self.problem.vars}
 
     def model_of(self, values: Mapping[Var, int | bool]) -> list[int]:
-        """The DIMACS literals of the problem variables for an IR assignment (for tests)."""
-        out = [i if values[v] else -i for v, i in self.bool_id.items()]
+        """The DIMACS literals of the problem variables that `values` assigns (all of them:
+        a model, in tests; some: hints as phases)."""
+        out = [i if values[v] else -i for v, i in self.bool_id.items() if v in values]
         for x, ids in self.order.items():
-            out.extend(i if values[x] >= x.lb + 1 + j else -i for j, i in enumerate(ids))
+            if x in values:
+                out.extend(i if values[x] >= x.lb + 1 + j else -i for j, i in enumerate(ids))
         return out
 
     @property

@@ -4,6 +4,7 @@ Clauses are `AddBoolOr`, at-most-one / exactly-one `AddAtMostOne` / `AddExactlyO
 constraints `Add` over a weighted sum (a negated literal is CP-SAT's `Not()`, worth `1 - x`), and
 an implication is the linear constraint `OnlyEnforceIf(lit)`.  Assumptions are set per call with
 `ClearAssumptions` / `AddAssumptions` on the kept model; a fresh `CpSolver` is made per call.
+The problem's hints are CP-SAT solution hints.
 
 Spec: `cpsat[:workers=N]` (default 1).  CP-SAT is deterministic for a fixed `random_seed` with one
 worker; with several workers the portfolio's threads race, so `workers=N` sets `interleave_search`,
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
+from warpweave.backends.base import COMPLETE, WARM_START, Status
 from warpweave.backends.driver import Deadline, LoadedSession, Outcome, SessionBackend
 from warpweave.backends.normal import collect, span
 from warpweave.encodings.ir import (
@@ -94,6 +95,8 @@ def build_model(problem: Problem):
         coefs, _ = collect(problem.objective)
         m.Minimize(cp_model.LinearExpr.WeightedSum([xs[v.index] for v in coefs],
                                                    list(coefs.values())))
+    for v, x in problem.hints.items():
+        m.AddHint(xs[v.index], x)
 
     def lit(x: Lit):
         t = xs[x.var.index]
@@ -144,7 +147,7 @@ class CpSatBackend(SessionBackend):
     """OR-Tools CP-SAT through the `ortools` package."""
 
     family = "cpsat"
-    capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
+    capabilities = COMPLETE | {WARM_START}
     session_class = CpSatSession
     requires = ("ortools.sat.python.cp_model",)
     takes_options = True

@@ -16,7 +16,7 @@ import functools
 import math
 from collections.abc import Iterable
 
-from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
+from warpweave.backends.base import COMPLETE, WARM_START, Status
 from warpweave.backends.driver import Deadline, LoadedSession, Outcome, SessionBackend
 from warpweave.backends.normal import collect, impossible, senses, span
 from warpweave.encodings.ir import (
@@ -119,6 +119,9 @@ class MipSession(LoadedSession):
     def load(self) -> None:
         self.model, self.cols = build_model(self.problem, self.backend.solver_name,
                                             self.backend.seed)
+        if self.problem.hints:  # a (partial) MIP start, which the solver completes or drops
+            self.model.start = [(self.cols[v.index], float(x))
+                                for v, x in self.problem.hints.items()]
         if self.problem.objective is not None:
             self.constant = collect(self.problem.objective)[1] + self.problem.objective_offset
 
@@ -174,7 +177,7 @@ class MipBackend(SessionBackend):
     """Shared by CBC and HiGHS; `solver_name` is python-mip's name for the solver."""
 
     solver_name = ""
-    capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
+    capabilities = COMPLETE | {WARM_START}
     session_class = MipSession
 
     def version(self) -> str:

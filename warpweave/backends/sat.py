@@ -13,14 +13,21 @@ from a timer thread; solvers whose PySAT binding cannot be interrupted (CaDiCaL,
 Kissat) check the limit only between optimization steps and do not declare `time_limit`, nor do
 the Glucose family, which react to an interrupt only seconds later.
 Solvers without assumptions (Kissat) are rebuilt for each step, with the assumptions as unit
-clauses.
+clauses.  The problem's hints become the solver's preferred phases (not in Kissat).
 """
 
 from __future__ import annotations
 
 import functools
 
-from warpweave.backends.base import ASSUMPTIONS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
+from warpweave.backends.base import (
+    ASSUMPTIONS,
+    OPTIMIZE,
+    TIME_LIMIT,
+    UNSAT_PROOF,
+    WARM_START,
+    Status,
+)
 from warpweave.backends.cnf import (
     CARD_ENCODINGS,
     DEFAULT_CARD,
@@ -49,6 +56,8 @@ NO_INTERRUPT = frozenset({"cadical103", "cadical153", "cadical195", "cadical300"
 # 4.2 on a pigeonhole instance.  So they do not declare `time_limit` either.
 SLOW_INTERRUPT = frozenset({"glucose3", "glucose4", "glucose42", "gluecard3", "gluecard4"})
 NO_ASSUMPTIONS = frozenset({"kissat404"})
+# PySAT raises NotImplementedError on `set_phases` for these.
+NO_PHASES = frozenset({"kissat404"})
 # Solvers offered as variants: the others are older versions or near-copies of these.
 MAIN_SOLVERS = ("maplechrono", "glucose42", "cadical195", "minisat22", "kissat404")
 
@@ -110,7 +119,10 @@ class SatSession(LoadedSession):
     def _new_solver(self, clauses):
         from pysat.solvers import Solver
 
-        return Solver(name=self.backend.solver, bootstrap_with=clauses)
+        solver = Solver(name=self.backend.solver, bootstrap_with=clauses)
+        if self.problem.hints and WARM_START in self.backend.capabilities:
+            solver.set_phases(self.cnf.model_of(self.problem.hints))  # the hints as phases
+        return solver
 
     def close(self) -> None:
         if self.solver is not None:
@@ -181,6 +193,8 @@ class SatBackend(SessionBackend):
             caps.add(TIME_LIMIT)
         if self.solver not in NO_ASSUMPTIONS:
             caps.add(ASSUMPTIONS)
+        if self.solver not in NO_PHASES:
+            caps.add(WARM_START)
         self.capabilities = frozenset(caps)
 
     @property

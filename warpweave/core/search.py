@@ -12,7 +12,14 @@ failed check writes the replayable IR and raises `SearchBug`.  Time limits and C
 best schedule so far with its proven lower bound.
 
 `paper=True` runs the Twill paper's Algorithm 1 instead: per I, an optimal modulo schedule without
-the warp constraints fixes the stage count; only that stage count is tried for the joint problem.
+the warp constraints fixes the stage count; only that stage count is tried for the joint problem,
+seeded with that schedule (a warm start) and its length.
+
+Incremental solving: each problem minimizes L within its stage count in one solver (natively, or
+by bound tightening under assumptions in the same solver).  Warm starts (`Problem.hints`, for
+backends that take them) are given where a feasible point is known: Algorithm 1's phase 2 and the
+tie-breakers, which start from the optimum they refine.  Most questions of the search are
+infeasibility proofs, which no starting point shortens.
 """
 
 from __future__ import annotations
@@ -47,17 +54,41 @@ class Attempt:
     how: str               # backend/encoding, or why no solver was needed
     seconds: float = 0.0
     L: int | None = None
-    phase: str = "joint"   # joint | modulo (Algorithm 1's phase 1) | tie-break
+    # joint | relaxation (every stage count at once, the constraints that ignore Q's copies) |
+    # minimize (I a variable over `interval`) | modulo (Algorithm 1's phase 1) | seeded
+    # (Algorithm 1's phase 2: L from phase 1's length) | tie-break
+    phase: str = "joint"
     # `seconds` split (benchmarks read them): stating the problem in the IR (the encoding),
     # translating the IR into the solver, and the solver's own search.
     encode_seconds: float = 0.0
     build_seconds: float = 0.0
     solve_seconds: float = 0.0
+    # The I range a `minimize` question covered; I is then the least I found in it (else its
+    # lowest value).
+    interval: tuple[int, int] | None = None
+
+    def rules_out(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
+        """The cases this answer shows to have no schedule at any length of their stage count:
+        ((lowest I, highest I), (lowest S, highest S)); None when it shows none.  An optimal
+        `minimize` answer shows that no I below the one it found works at its stage count."""
+        if self.phase not in ("joint", "relaxation", "minimize", "modulo"):
+            return None
+        lo, hi = self.interval or (self.I, self.I)
+        if self.status == "optimal" and self.interval is not None:
+            hi = self.I - 1
+        elif self.status != "infeasible":
+            return None
+        if lo > hi:
+            return None
+        return (lo, hi), ((1, self.S) if self.phase == "relaxation" else (self.S, self.S))
 
     def to_dict(self) -> dict:
         d = attrs.asdict(self, filter=lambda a, v: v is not None)
         for key in ("seconds", "encode_seconds", "build_seconds", "solve_seconds"):
             d[key] = round(d[key], 4)
+        shown = self.rules_out()
+        if shown is not None:
+            d["rules_out"] = {"I": list(shown[0]), "S": list(shown[1])}
         return d
 
 
@@ -81,9 +112,48 @@ class Outcome:
     notes: tuple[str, ...] = ()
 
     def proof(self) -> list[dict]:
-        """Every question asked, in order: each (I, S) shown infeasible (and how), and the
-        answers found."""
+        """Every question asked, in order, with its answer, how it was answered, and the cases
+        it shows infeasible (`rules_out`): together, each I below the answer and each stage
+        count below the answer's at its I, shown infeasible."""
         return [a.to_dict() for a in self.attempts]
+
+    def ruled_out(self) -> list[tuple[tuple[int, int], tuple[int, int], str]]:
+        """The cases shown infeasible, ((I from, to), (S from, to), how), grouped by how (in the
+        order first used); contiguous stage counts of one I range, then contiguous I ranges of
+        one stage-count range, are merged."""
+        by_how: dict[str, list[tuple[tuple[int, int], tuple[int, int]]]] = {}
+        for a in self.attempts:
+            shown = a.rules_out()
+            if shown is not None:
+                by_how.setdefault(a.how, []).append(shown)
+        return [(i, s, how) for how, cases in by_how.items()
+                for i, s in _merge(_merge(cases, 1), 0)]
+
+
+Case = tuple[tuple[int, int], tuple[int, int]]
+
+
+def _merge(cases: list[Case], axis: int) -> list[Case]:
+    """Neighbouring cases equal on the other axis whose ranges on `axis` meet, made one."""
+    out: list[Case] = []
+    for case in cases:
+        if out and out[-1][1 - axis] == case[1 - axis] and \
+                out[-1][axis][1] + 1 == case[axis][0]:
+            joined = (out[-1][axis][0], case[axis][1])
+            out[-1] = (joined, case[1]) if axis == 0 else (case[0], joined)
+        else:
+            out.append(case)
+    return out
+
+
+@attrs.define
+class _Found:
+    """What a search has established so far, kept up to date as it goes, so that a time limit
+    or Ctrl-C that stops it still returns the best schedule and the proven lower bound."""
+
+    lower: int                       # no I below this is feasible (within S <= max_stages)
+    best: Schedule | None = None     # the best verified schedule found
+    optimal: bool = False            # its L is proven minimal at its I, and no smaller I works
 
 
 class SearchBug(Exception):
@@ -181,6 +251,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     deadline = None if time_limit is None else started + time_limit
     attempts: list[Attempt] = []
     notes: list[str] = []
+    found = _Found(b.lower)
 
     def record(a: Attempt) -> None:
         attempts.append(a)
@@ -195,45 +266,51 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
                                                     else solve_limit)
 
     def ask(I: int, S: int, cs: Sequence[Constraint], phase: str,  # noqa: E741
-            min_length: int) -> tuple[str, Schedule | None]:
+            min_length: int, hint: Schedule | None = None) -> tuple[str, Schedule | None]:
         lengths = (max(min_length, (S - 1) * I + 1), S * I)
         if lengths[0] > lengths[1]:
             record(Attempt(I, S, lengths, "infeasible",
                            f"L >= {min_length} (longest path) exceeds S*I", phase=phase))
             return "infeasible", None
+        limit()  # out of time: stop before stating a problem that will not be solved
         tick = time.perf_counter()
         view = solver.view(I, S, cs, min_length)
+        if hint is not None:
+            view.hint(hint)
         encoded = time.perf_counter() - tick
         if phase == "relaxation":  # only its feasibility matters
             view.problem.objective = None
         result, schedule = solver.solve(view, cs, limit())
         status = _status(result)
+        if schedule is not None and phase in ("joint", "seeded"):
+            found.best = schedule  # kept before anything else can be interrupted
         record(Attempt(I, S, lengths, status, solver.how, time.perf_counter() - tick,
                        schedule.L if schedule else None, phase, encoded,
                        result.build_seconds, result.solve_seconds))
         return status, schedule
 
-    best: Schedule | None = None
-    best_optimal = False
-    lower = b.lower
     interrupted = False
     try:
         if paper:
-            best, best_optimal, lower = _algorithm_1(model, b, s_max, cons, ask, notes)
+            _algorithm_1(b, s_max, cons, ask, notes, found)
         elif strategy == "minimize":
-            best, best_optimal, lower = _minimize(b, s_max, cons, solver, limit, record)
+            _minimize(b, s_max, cons, solver, limit, record, found)
         else:
-            best, best_optimal, lower = _full_search(b, s_max, cons, ask)
-        if best is not None and tie_breakers:
-            best = _tie_break(solver, best, cons, tie_breakers, limit, record, b)
+            _full_search(b, s_max, cons, ask, found)
+        if found.best is not None and tie_breakers:
+            _tie_break(solver, found, cons, tie_breakers, limit, record, b)
     except TimeoutError:
         notes.append(f"time limit of {time_limit} s reached")
     except KeyboardInterrupt:
         interrupted = True
         notes.append("interrupted")
+    stopped = sum(a.status == "timeout" for a in attempts)
+    if stopped and not any(n.startswith("time limit") for n in notes):
+        notes.append(f"{stopped} solver call(s) stopped at a time limit")
+    best, lower = found.best, found.lower
     if best is not None:
         lower = min(lower, best.I)
-        status = "optimal" if best_optimal and lower == best.I else "feasible"
+        status = "optimal" if found.optimal and lower == best.I else "feasible"
     elif lower > b.i_upper and not interrupted:
         status = "infeasible"
     else:
@@ -265,91 +342,95 @@ def decide(model: Model, I: int, *, backend: str = "cpsat",  # noqa: E741
     return ("infeasible" if proven else "unknown"), None
 
 
-def _full_search(b: Bounds, s_max: int, cons, ask) -> tuple[Schedule | None, bool, int]:
-    """Every stage count at every I; returns (schedule, L proven minimal, proven lower bound).
+def _full_search(b: Bounds, s_max: int, cons, ask, found: _Found) -> None:
+    """Every stage count at every I, until the first schedule.
 
     At each I a relaxation first keeps only the constraints that ignore Q's copies and only get
     easier as L grows: if it is infeasible at L = S_max * I, no stage count can work at this I.
     """
-    lower = b.lower
     relaxed = [c for c in cons if c.q_free]
     for I in range(b.lower, b.i_upper + 1):  # noqa: E741
         if len(relaxed) < len(cons) and ask(I, s_max, relaxed, "relaxation",
                                             b.min_length)[0] == "infeasible":
-            if lower == I:
-                lower = I + 1
+            if found.lower == I:
+                found.lower = I + 1
             continue
         proven_below = True  # every smaller S at this I shown infeasible
         for S in range(1, s_max + 1):
             status, schedule = ask(I, S, cons, "joint", b.min_length)
-            if schedule is not None:
-                return schedule, proven_below and status == "optimal", lower
+            if schedule is not None:  # `ask` has kept it as found.best
+                found.optimal = proven_below and status == "optimal"
+                return
             if status != "infeasible":
                 proven_below = False
-        if proven_below and lower == I:
-            lower = I + 1
-    return None, False, lower
+        if proven_below and found.lower == I:
+            found.lower = I + 1
 
 
-def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit,
-              record) -> tuple[Schedule | None, bool, int]:
+def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record,
+              found: _Found) -> None:
     """I as a variable: per stage count, minimize I then L.  A later stage count only has a
-    longer L, so after the first answer it only has to beat I: `I <= best - 1` is added, and
-    infeasibility then proves the answer optimal for that stage count too."""
-    best: Schedule | None = None
+    longer L, so after the first answer it only has to beat I: `I <= best - 1` is asked, and
+    infeasibility then proves the answer optimal for that stage count too.  Once the best I is
+    the lower bound, no later stage count can beat it and nothing is left to ask."""
     proven = True
-    lower = None  # smallest I not ruled out over the stage counts asked so far
+    floor = None  # smallest I not ruled out at the stage counts not decided
     for S in range(1, s_max + 1):
-        top = b.i_upper if best is None else best.I - 1
+        top = b.i_upper if found.best is None else found.best.I - 1
+        if top < b.lower:
+            break
         lengths = (max(b.min_length, (S - 1) * b.lower + 1), S * top)
-        if top < b.lower or lengths[0] > lengths[1]:
+        if lengths[0] > lengths[1]:
             record(Attempt(b.lower, S, lengths, "infeasible",
-                           "no I in range" if top < b.lower else
-                           f"L >= {b.min_length} (longest path) exceeds S*I", phase="minimize"))
+                           f"L >= {b.min_length} (longest path) exceeds S*I", phase="minimize",
+                           interval=(b.lower, top)))
             continue
+        limit()  # out of time: stop before stating a problem that will not be solved
         tick = time.perf_counter()
         view = solver.view(top, S, cons, b.min_length, interval=(b.lower, top))
         encoded = time.perf_counter() - tick
         result, schedule = solver.solve(view, cons, limit())
         status = _status(result)
+        if schedule is not None:
+            found.best = schedule
         record(Attempt(schedule.I if schedule else b.lower, S, lengths, status, solver.how,
                        time.perf_counter() - tick, schedule.L if schedule else None,
-                       "minimize", encoded, result.build_seconds, result.solve_seconds))
-        if schedule is not None:
-            best = schedule
+                       "minimize", encoded, result.build_seconds, result.solve_seconds,
+                       interval=(b.lower, top)))
         if status not in ("optimal", "infeasible"):
             proven = False
-            floor = result.bound // (view.L + 1) if result.bound is not None else b.lower
-            lower = floor if lower is None else min(lower, floor)
+            at = result.bound // (view.L + 1) if result.bound is not None else b.lower
+            floor = at if floor is None else min(floor, at)
     if proven:
-        return best, best is not None, best.I if best else b.i_upper + 1
-    return best, False, max(b.lower, lower if lower is not None else b.lower)
+        found.optimal = found.best is not None
+        found.lower = found.best.I if found.best else b.i_upper + 1
+    else:
+        found.lower = max(b.lower, floor if floor is not None else b.lower)
 
 
-def _algorithm_1(model: Model, b: Bounds, s_max: int, cons, ask,
-                 notes: list[str]) -> tuple[Schedule | None, bool, int]:
+def _algorithm_1(b: Bounds, s_max: int, cons, ask, notes: list[str], found: _Found) -> None:
     """The Twill paper's Algorithm 1: phase 1 fixes the stage count, phase 2 tries only it."""
     modulo = [c for c in cons if c.name in MODULO_ONLY]
     for I in range(b.lower, b.i_upper + 1):  # noqa: E741
-        length = None
+        seed = None
         for S in range(1, s_max + 1):
-            status, schedule = ask(I, S, modulo, "modulo", b.min_length)
-            if schedule is not None:
-                length = schedule.L
+            status, seed = ask(I, S, modulo, "modulo", b.min_length)
+            if seed is not None:
                 break
-        if length is None:
+        if seed is None:
             continue
+        length = seed.L
         S = math.ceil(length / I)
-        status, schedule = ask(I, S, cons, "joint", length)
-        if schedule is not None:
+        status, schedule = ask(I, S, cons, "seeded", length, hint=seed)
+        if schedule is not None:  # `ask` has kept it as found.best
             notes.append(f"Algorithm 1: phase 1 length {length} fixed {S} stage(s) at I={I}")
-            return schedule, False, b.lower
-    return None, False, b.lower
+            return
 
 
-def _tie_break(solver: _Solver, best: Schedule, cons, order: Sequence[str], limit, record,
-               b: Bounds) -> Schedule:
+def _tie_break(solver: _Solver, found: _Found, cons, order: Sequence[str], limit, record,
+               b: Bounds) -> None:
     """Among schedules with the optimal (I, L), minimize the tie-breakers lexicographically."""
+    best = found.best
     I, S = best.I, best.stages  # noqa: E741
     view = solver.view(I, S, cons, b.min_length)
     p = view.problem
@@ -359,15 +440,15 @@ def _tie_break(solver: _Solver, best: Schedule, cons, order: Sequence[str], limi
         tick = time.perf_counter()
         objective = _objective(view, name)
         p.minimize(objective)
+        view.hint(found.best)  # a warm start: the best so far is feasible here
         result, schedule = solver.solve(view, cons, limit())
         if schedule is None:
             break
+        found.best = schedule
         record(Attempt(I, S, (best.L, best.L), _status(result), f"{solver.how} min {name}",
                        time.perf_counter() - tick, schedule.L, "tie-break",
                        build_seconds=result.build_seconds, solve_seconds=result.solve_seconds))
-        best = schedule
         p.add_linear(objective, "<=", result.objective - p.objective_offset)
-    return best
 
 
 def _objective(view, name: str) -> list:

@@ -330,9 +330,24 @@ class IntegerEncoding(View):
         x = self._length
         return [self._at_most(x, length), neg(self._at_most(x, length - 1))]
 
+    def hint(self, schedule: Schedule) -> None:
+        """The start times, L (and I) as integer hints, without the order literals `pin`
+        would create for them."""
+        values: dict = {self._m[v]: t for v, t in schedule.start.items()}
+        values[self._length] = schedule.L
+        if self.i_var is not None:
+            values[self.i_var] = schedule.I
+        elif schedule.I != self.I:
+            return
+        if any(not x.lb <= t <= x.ub for x, t in values.items()):
+            return
+        values.update({self.on(op.name, g.name): schedule.group[op.name] == g.name
+                       for op in self.model.ops for g in self.model.machine.warp_groups})
+        self.problem.hint(values)
+
     def pin(self, schedule: Schedule) -> list[LitOrConst]:
         lits = super().pin(schedule)
         if self.i_var is not None:
             lits += [self._at_most(self.i_var, schedule.I),
                      neg(self._at_most(self.i_var, schedule.I - 1))]
-        return lits
+        return [x for x in lits if x is not True]

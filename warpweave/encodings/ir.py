@@ -209,6 +209,7 @@ class Problem:
         self.objective: tuple[Term, ...] | None = None
         self.objective_offset = 0
         self.unsat_reason: str | None = None  # set when a constant constraint is already false
+        self.hints: dict[Var, int] = {}  # a starting point (warm start), never a constraint
 
     # -- variables
     def bool(self, name: str) -> BoolVar:
@@ -324,6 +325,12 @@ class Problem:
                 "constraints": dict(sorted(kinds.items())),
                 "objective": self.objective is not None}
 
+    def hint(self, values: Mapping[Var, int | bool]) -> None:
+        """Suggest values for some variables: a warm start that backends with the `warm_start`
+        capability begin their search from (CP-SAT hints, MIP starts, SAT phases).  A hint
+        never constrains: a problem has the same solutions with or without it."""
+        self.hints.update({v: int(x) for v, x in values.items()})
+
     # -- files
     def to_dict(self) -> dict:
         def ref(x) -> int:
@@ -354,6 +361,8 @@ class Problem:
             "constraints": out,
             "objective": None if self.objective is None else
             {"terms": terms(self.objective), "offset": self.objective_offset},
+            **({"hints": [[v.index + 1, x] for v, x in self.hints.items()]} if self.hints
+               else {}),
         }
 
     @classmethod
@@ -400,6 +409,13 @@ class _Reader:
                 raise InputError("expected {terms, offset} or null", ("objective",), objective)
             p.objective = self.terms(objective.get("terms"), ("objective", "terms"))
             p.objective_offset = self.int(objective.get("offset", 0), ("objective", "offset"))
+        hints = doc.get("hints", [])
+        if not isinstance(hints, list):
+            raise InputError("expected a list of [variable, value]", ("hints",), hints)
+        for i, h in enumerate(hints):
+            if not isinstance(h, list) or len(h) != 2:
+                raise InputError("expected [variable, value]", ("hints", i), h)
+            p.hint({self.ref(h[0], ("hints", i, 0), False): self.int(h[1], ("hints", i, 1))})
 
     @staticmethod
     def items(doc: Mapping, key: str) -> list:

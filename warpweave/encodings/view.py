@@ -4,7 +4,7 @@ An encoding is built for one (I, S): S copies in Q, lengths L in ((S-1)*I, S*I],
 T = (S-1)*I + S*I.  Its constructor creates its variables and the structural constraints it needs
 (uniqueness, consistency, order chains), lets each constraint state itself through the view, and
 sets the objective: minimize L.  A solution decodes to a Schedule; a Schedule gives assumptions
-that pin it (for tests and replay).
+that pin it (for tests and replay), or hints that suggest it (a warm start).
 
 `View` holds what every encoding shares; `TimeIndexed` adds what the time-indexed encodings
 (compact, paper) share: the length as order literals and lifetimes as literals per cycle of Q.
@@ -174,6 +174,13 @@ class View:
                       if values[self.on(op.name, g.name)]]
             group[op.name] = chosen[0] if chosen else self.model.machine.warp_groups[0].name
         return Schedule(self.model.name, self.I, self.length_of(values), start, group)
+
+    def hint(self, schedule: Schedule) -> None:
+        """Suggest `schedule` as the solver's starting point (a warm start, never a constraint);
+        nothing if this problem cannot represent it."""
+        lits = self.pin(schedule)
+        if False not in lits:
+            self.problem.hint({x.var: x.positive for x in lits})
 
     def pin(self, schedule: Schedule) -> list[LitOrConst]:
         """Assumption literals that fix `schedule` (a False among them: not representable)."""
