@@ -6,17 +6,19 @@ from __future__ import annotations
 import json
 import os
 import time
+import types
 
 import pytest
 
 from warpweave.bench import Config, Settings, disagreements, markdown, matrix, read_results
 from warpweave.bench import configs as bench_configs
-from warpweave.bench.runner import run_case
+from warpweave.bench.runner import _worker, run_case
 from warpweave.bench.suites import SUBTILED, Case, sample, select, single_case
 from warpweave.bench.summary import config_rows, heuristic_rows
 from warpweave.cli import main
 from warpweave.core.errors import InputError
 from warpweave.core.registry import KERNELS
+from warpweave.core.search import SOLVING
 from warpweave.kernels import kernel_spec
 from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND
 
@@ -90,6 +92,16 @@ def test_timeout_kills_the_worker():
     assert r["calls"] == 1 and r["wall_seconds"] >= 1.0
     assert r["notes"][0].startswith("killed after")
     assert "last call answered: I=2 S=1 infeasible" in r["notes"][1]
+
+
+def test_the_worker_streams_the_calls_answered_not_the_announcements():
+    """A killed worker's record counts the streamed calls: a call only started is not one."""
+    sent = []
+    _worker(single_case("fa-simplified"), Config("sat", "compact", "sweep"), Settings(),
+            types.SimpleNamespace(send=sent.append, close=lambda: None))
+    streamed = [payload for kind, payload in sent if kind == "attempt"]
+    assert sent[-1][0] == "done" and len(streamed) == sent[-1][1]["calls"] > 1
+    assert all(a["status"] != SOLVING for a in streamed)
 
 
 def test_a_crashed_worker_is_an_error():

@@ -17,7 +17,7 @@ from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
 from warpweave.core.oracle import Oracle, OracleBudget
 from warpweave.core.registry import ENCODINGS
-from warpweave.core.search import SearchBug, constraint_set, search
+from warpweave.core.search import SOLVING, SearchBug, constraint_set, search
 from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding
 
@@ -94,8 +94,9 @@ def test_time_limit_and_interrupt_keep_what_is_known(fa_model):
     calls = []
 
     def interrupt_after_first(attempt):
-        calls.append(attempt)
-        raise KeyboardInterrupt
+        if attempt.status != SOLVING:
+            calls.append(attempt)
+            raise KeyboardInterrupt
 
     out = search(fa_model, backend="sat", progress=interrupt_after_first)
     assert out.interrupted and out.status == "unknown" and len(calls) == 1
@@ -106,6 +107,8 @@ def test_time_limit_and_interrupt_keep_what_is_known(fa_model):
 def test_a_stopped_minimize_search_keeps_the_best_schedule_so_far(fa_model, stop):
     """Stage count 1 finds I=3; the search is stopped before stage count 2 (which finds I=2)."""
     def after_first(attempt):
+        if attempt.status == SOLVING:
+            return
         if stop == "interrupt":
             raise KeyboardInterrupt
         time.sleep(0.6)  # past the overall limit: the next solve is not started
@@ -122,7 +125,7 @@ def test_a_stopped_minimize_search_keeps_the_best_schedule_so_far(fa_model, stop
 
 def test_an_interrupted_tie_break_keeps_the_optimum(fa_model):
     def stop_at_tie_break(attempt):
-        if attempt.phase == "tie-break":
+        if attempt.phase == "tie-break" and attempt.status != SOLVING:
             raise KeyboardInterrupt
 
     out = search(fa_model, backend="sat", tie_breakers=["groups", "register_peak"],
@@ -175,6 +178,37 @@ def test_the_readable_proof_says_what_was_shown(fa_model, capsys):
     entries = json.loads(capsys.readouterr().out)["proof"]
     assert [(a["S"], a["interval"], a["I"], a.get("rules_out")) for a in entries] == [
         (1, [2, 3], 3, {"I": [2, 2], "S": [1, 1]}), (2, [2, 2], 2, None)]
+
+
+@pytest.mark.parametrize("how, phases", [
+    ({"backend": "sat", "encoding": "compact", "tie_breakers": ["groups"]},
+     {"relaxation", "joint", "tie-break"}),
+    ({"backend": "cpsat", "encoding": "integer", "strategy": "minimize"}, {"minimize"}),
+    ({"backend": "sat", "encoding": "compact", "paper": True}, {"modulo", "seeded"})],
+    ids=["sweep", "minimize", "algorithm-1"])
+def test_each_solver_call_is_announced_before_its_answer_and_never_recorded(fa_model, how,
+                                                                            phases):
+    heard = []
+    out = search(fa_model, progress=heard.append, isolate=False, **how)
+    answers = [a for a in heard if a.status != SOLVING]
+    assert tuple(answers) == out.attempts  # announcements are not in the proof
+    quiet = search(fa_model, isolate=False, **how)
+    assert [(a.phase, a.I, a.S, a.status, a.L) for a in quiet.attempts] == \
+        [(a.phase, a.I, a.S, a.status, a.L) for a in out.attempts]
+    solved = 0
+    for before, a in zip([None, *heard], heard, strict=False):
+        if a.status == SOLVING:
+            continue
+        if a.how.startswith("L >="):  # answered without a solver: nothing was announced
+            assert before is None or before.status != SOLVING
+            continue
+        solved += 1
+        assert before is not None and before.status == SOLVING
+        assert (before.phase, before.S, before.lengths, before.how, before.interval) == \
+            (a.phase, a.S, a.lengths, a.how, a.interval)
+        assert before.I == a.I or a.interval is not None
+    assert solved == sum(a.status == SOLVING for a in heard) > 0
+    assert {a.phase for a in heard if a.status == SOLVING} == phases
 
 
 def test_progress_is_shown_on_a_terminal_only(capsys, monkeypatch):
@@ -324,7 +358,8 @@ def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, m
     assert printed["notes"] == ["time limit of 0.0 s reached"]
 
     def ctrl_c_after_first(attempt):  # Ctrl-C once stage count 1 has given I=3
-        raise KeyboardInterrupt
+        if attempt.status != SOLVING:
+            raise KeyboardInterrupt
 
     monkeypatch.setattr("warpweave.cli._progress", ctrl_c_after_first)
     assert main(["solve", path, "--json"]) == 3

@@ -34,7 +34,7 @@ from warpweave.core.registry import (
     backend_specs,
 )
 from warpweave.core.schedule import Schedule, straight_line
-from warpweave.core.search import Attempt, SearchBug
+from warpweave.core.search import SOLVING, Attempt, SearchBug
 from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import RULES, verify
 from warpweave.pipeline import (
@@ -233,7 +233,7 @@ def cmd_build(args) -> int:
 
 def _progress(a: Attempt) -> None:
     """One line per question the search answers, on a terminal only."""
-    if sys.stderr.isatty():
+    if sys.stderr.isatty() and a.status != SOLVING:
         length = f" L={a.L}" if a.L is not None else ""
         within = f" (I in {a.interval[0]}..{a.interval[1]})" if a.interval else ""
         found = "-" if a.interval and a.L is None else a.I

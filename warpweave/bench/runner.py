@@ -25,6 +25,7 @@ from warpweave.bench.configs import Config
 from warpweave.bench.suites import Case
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.core.search import SOLVING
 
 DECIDED = ("optimal", "infeasible")
 
@@ -164,8 +165,11 @@ def _worker(case: Case, config: Config, settings: Settings, conn) -> None:
         if config.heuristic:
             record = _heuristic(model, settings)
         else:
-            record = _solve(model, config, settings,
-                            lambda a: conn.send(("attempt", a.to_dict())))
+            def answered(a) -> None:  # the calls made; announcements of calls starting are not
+                if a.status != SOLVING:
+                    conn.send(("attempt", a.to_dict()))
+
+            record = _solve(model, config, settings, answered)
         conn.send(("done", record))
     except InputError as exc:
         conn.send(("error", f"input error: {exc}"))

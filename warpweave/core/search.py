@@ -11,6 +11,10 @@ Every schedule a backend returns is verified (each constraint's `check`) before 
 failed check writes the replayable IR and raises `SearchBug`.  Time limits and Ctrl-C return the
 best schedule so far with its proven lower bound.
 
+`progress` hears of each answer as it is recorded, and, before each solver call, of the question
+being put (an `Attempt` with status `SOLVING`, never recorded): a caller can show what the search
+is waiting on during a long call.
+
 `paper=True` runs the Twill paper's Algorithm 1 instead: per I, an optimal modulo schedule without
 the warp constraints fixes the stage count; only that stage count is tried for the joint problem,
 seeded with that schedule (a warm start) and its length.
@@ -41,6 +45,7 @@ from warpweave.core.schedule import Schedule
 
 MODULO_ONLY = ("dependence", "capacity", "completion")  # Algorithm 1, phase 1
 TIE_BREAKERS = ("groups", "cross_edges", "register_peak")
+SOLVING = "solving"  # the status of an announcement: a solver call starts on this question
 
 
 @attrs.frozen
@@ -50,7 +55,7 @@ class Attempt:
     I: int  # noqa: E741
     S: int
     lengths: tuple[int, int]
-    status: str            # infeasible | optimal | feasible | timeout | unknown
+    status: str            # infeasible | optimal | feasible | timeout | unknown (| SOLVING)
     how: str               # backend/encoding, or why no solver was needed
     seconds: float = 0.0
     L: int | None = None
@@ -258,6 +263,12 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
         if progress:
             progress(a)
 
+    def announce(a: Attempt) -> None:
+        """Tell `progress` that a solver call starts on `a`'s question (status SOLVING); only
+        answers are recorded."""
+        if progress:
+            progress(a)
+
     def limit() -> float | None:
         left = None if deadline is None else max(0.0, deadline - time.perf_counter())
         if left is not None and left <= 0:
@@ -273,6 +284,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
                            f"L >= {min_length} (longest path) exceeds S*I", phase=phase))
             return "infeasible", None
         limit()  # out of time: stop before stating a problem that will not be solved
+        announce(Attempt(I, S, lengths, SOLVING, solver.how, phase=phase))
         tick = time.perf_counter()
         view = solver.view(I, S, cs, min_length)
         if hint is not None:
@@ -294,11 +306,11 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
         if paper:
             _algorithm_1(b, s_max, cons, ask, notes, found)
         elif strategy == "minimize":
-            _minimize(b, s_max, cons, solver, limit, record, found)
+            _minimize(b, s_max, cons, solver, limit, record, announce, found)
         else:
             _full_search(b, s_max, cons, ask, found)
         if found.best is not None and tie_breakers:
-            _tie_break(solver, found, cons, tie_breakers, limit, record, b)
+            _tie_break(solver, found, cons, tie_breakers, limit, record, announce, b)
     except TimeoutError:
         notes.append(f"time limit of {time_limit} s reached")
     except KeyboardInterrupt:
@@ -367,7 +379,7 @@ def _full_search(b: Bounds, s_max: int, cons, ask, found: _Found) -> None:
             found.lower = I + 1
 
 
-def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record,
+def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, announce,
               found: _Found) -> None:
     """I as a variable: per stage count, minimize I then L.  A later stage count only has a
     longer L, so after the first answer it only has to beat I: `I <= best - 1` is asked, and
@@ -386,6 +398,8 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record,
                            interval=(b.lower, top)))
             continue
         limit()  # out of time: stop before stating a problem that will not be solved
+        announce(Attempt(b.lower, S, lengths, SOLVING, solver.how, phase="minimize",
+                         interval=(b.lower, top)))
         tick = time.perf_counter()
         view = solver.view(top, S, cons, b.min_length, interval=(b.lower, top))
         encoded = time.perf_counter() - tick
@@ -428,7 +442,7 @@ def _algorithm_1(b: Bounds, s_max: int, cons, ask, notes: list[str], found: _Fou
 
 
 def _tie_break(solver: _Solver, found: _Found, cons, order: Sequence[str], limit, record,
-               b: Bounds) -> None:
+               announce, b: Bounds) -> None:
     """Among schedules with the optimal (I, L), minimize the tie-breakers lexicographically."""
     best = found.best
     I, S = best.I, best.stages  # noqa: E741
@@ -437,6 +451,8 @@ def _tie_break(solver: _Solver, found: _Found, cons, order: Sequence[str], limit
     for lit in view.pin_length(best.L):
         p.add_clause([lit])
     for name in order:
+        announce(Attempt(I, S, (best.L, best.L), SOLVING, f"{solver.how} min {name}",
+                         phase="tie-break"))
         tick = time.perf_counter()
         objective = _objective(view, name)
         p.minimize(objective)
