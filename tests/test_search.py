@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import io
 import json
-import sys
 import time
 
 import pytest
@@ -20,6 +18,7 @@ from warpweave.core.registry import ENCODINGS
 from warpweave.core.search import SOLVING, SearchBug, constraint_set, search
 from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding
+from warpweave.progress import Progress
 
 from .conftest import EXAMPLES
 from .independent_check import broken_rules
@@ -211,23 +210,6 @@ def test_each_solver_call_is_announced_before_its_answer_and_never_recorded(fa_m
     assert {a.phase for a in heard if a.status == SOLVING} == phases
 
 
-def test_progress_is_shown_on_a_terminal_only(capsys, monkeypatch):
-    path = str(EXAMPLES / "fa-simplified.json")
-    assert main(["solve", path]) == 0
-    assert capsys.readouterr().err == ""
-
-    class Terminal(io.StringIO):
-        def isatty(self) -> bool:
-            return True
-
-    monkeypatch.setattr(sys, "stderr", Terminal())
-    assert main(["solve", path]) == 0
-    lines = sys.stderr.getvalue().splitlines()
-    assert [line.split()[:4] for line in lines] == [
-        ["minimize", "I=3", "S=1", "optimal"], ["minimize", "I=2", "S=2", "optimal"]]
-    assert "(I in 2..3)" in lines[0]
-
-
 def test_a_wrong_encoding_is_a_bug_report_with_replayable_ir(fa_model, tmp_path, monkeypatch,
                                                              capsys):
     class Forgetful(CompactEncoding):
@@ -357,11 +339,12 @@ def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, m
     assert (printed["I"], printed["optimal"], printed["lower_bound"]) == (None, False, 2)
     assert printed["notes"] == ["time limit of 0.0 s reached"]
 
-    def ctrl_c_after_first(attempt):  # Ctrl-C once stage count 1 has given I=3
-        if attempt.status != SOLVING:
-            raise KeyboardInterrupt
+    class CtrlCAfterFirst(Progress):  # Ctrl-C once stage count 1 has given I=3
+        def __call__(self, attempt):
+            if attempt.status != SOLVING:
+                raise KeyboardInterrupt
 
-    monkeypatch.setattr("warpweave.cli._progress", ctrl_c_after_first)
+    monkeypatch.setattr("warpweave.cli.Progress", CtrlCAfterFirst)
     assert main(["solve", path, "--json"]) == 3
     printed = json.loads(capsys.readouterr().out)
     assert (printed["I"], printed["L"], printed["optimal"], printed["status"]) == \

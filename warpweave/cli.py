@@ -34,7 +34,7 @@ from warpweave.core.registry import (
     backend_specs,
 )
 from warpweave.core.schedule import Schedule, straight_line
-from warpweave.core.search import SOLVING, Attempt, SearchBug
+from warpweave.core.search import SearchBug
 from warpweave.core.streaming import apply_streaming
 from warpweave.core.verify import RULES, verify
 from warpweave.pipeline import (
@@ -47,6 +47,7 @@ from warpweave.pipeline import (
     report,
     run_solve,
 )
+from warpweave.progress import Progress
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
 EXIT_BUG = 4  # a backend's schedule failed verification: a bug, its IR saved to replay
@@ -231,16 +232,6 @@ def cmd_build(args) -> int:
     return EXIT_OK
 
 
-def _progress(a: Attempt) -> None:
-    """One line per question the search answers, on a terminal only."""
-    if sys.stderr.isatty() and a.status != SOLVING:
-        length = f" L={a.L}" if a.L is not None else ""
-        within = f" (I in {a.interval[0]}..{a.interval[1]})" if a.interval else ""
-        found = "-" if a.interval and a.L is None else a.I
-        print(f"  {a.phase:<10} I={found:<4} S={a.S:<2} {a.status:<10}{length}{within} "
-              f"({a.seconds:.2f} s)", file=sys.stderr)
-
-
 def _buffers(run) -> dict[str, int]:
     """Ring depth per value, as the code generator allocates them (raw schedule)."""
     return _ring_depths(run.raw, run.schedule, run.streaming)
@@ -340,7 +331,8 @@ def cmd_solve(args) -> int:
     model = load_target(args.model, args.machine, args.params)
     if args.save_model:
         write_document(model_to_dict(model), args.save_model)
-    run = run_solve(model, solve_options(args), progress=_progress)
+    with Progress() as progress:
+        run = run_solve(model, solve_options(args), progress=progress)
     doc = report(run, _buffers(run) if run.schedule is not None else None)
     if args.out:
         write_document(doc, args.out)
@@ -659,7 +651,8 @@ def _schedule_for(args) -> tuple[Model, Schedule, dict[str, int]]:
     the schedule, and how many iterations each streaming op must run ahead."""
     model = load_target(args.model, args.machine, args.params)
     if not args.schedule:
-        run = run_solve(model, solve_options(args), progress=_progress)
+        with Progress() as progress:
+            run = run_solve(model, solve_options(args), progress=progress)
         if run.schedule is None or run.raw_violations:
             raise InputError(f"the search found no verified schedule ({run.outcome.status}); "
                              "give --schedule or other solve options", value=args.model)
