@@ -72,3 +72,11 @@ def test_no_traceback_on_bad_input(argv):
     out = subprocess.run([sys.executable, "-m", "warpweave.cli", *argv], capture_output=True,
                          text=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr
+
+
+def test_algorithm_1_at_the_lower_bound_says_what_it_proved(capsys):
+    """Algorithm 1's I at the lower bound is proven optimal; its L (one stage count) is not."""
+    assert main(["solve", MODEL, "--paper-search"]) == 0
+    out = capsys.readouterr().out
+    assert "I = 2 (I proven optimal; L not proven minimal; lower bound 2" in out
+    assert "note: the full search agrees: I=2, L=4 (optimal)" in out

@@ -273,8 +273,12 @@ def describe_run(run) -> str:
         lines.append(f"  costs normalized: 1 unit = {n.scale} cycles ({'; '.join(n.warnings)})"
                      if n.warnings else f"  costs normalized: 1 unit = {n.scale} cycles")
     if s is not None:
-        proof = ("proven optimal" + (" in units" if n else "")) if o.optimal else \
-            f"not proven optimal: no I < {o.lower_bound}{unit} is feasible"
+        if o.optimal:
+            proof = "proven optimal" + (" in units" if n else "")
+        elif o.lower_bound >= o.schedule.I:
+            proof = "I proven optimal" + (" in units" if n else "") + "; L not proven minimal"
+        else:
+            proof = f"not proven optimal: no I < {o.lower_bound}{unit} is feasible"
         if n:
             lines.append(f"  I = {s.I} cycles = {o.schedule.I}{unit} ({proof}; lower bound "
                          f"{b.lower}{unit}: {why})")
