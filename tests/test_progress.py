@@ -120,10 +120,12 @@ def test_solve_shows_its_questions_on_a_terminal_only(capsys, monkeypatch):
     monkeypatch.setattr(sys, "stderr", Terminal())
     assert main(["solve", path]) == 0
     shown = sys.stderr.getvalue()
-    # Stage count 1 was announced before its answer, with the I range, backend and encoding.
-    assert shown.index("  minimize   I in 2..3 S=1 solving (cpsat:workers=1/integer) ") < \
-        shown.index("  minimize   I=3 ") < shown.index("  minimize   I in 2..2 S=2 solving ")
+    # The probe at the lower bound: stage count 2 was announced before its answer, with the
+    # backend and encoding; stage count 1, ruled out without a solver, was not announced.
+    assert shown.index("  probe      I=2 S=2 solving (cpsat:workers=1/integer) ") < \
+        shown.index("  probe      I=2    S=2  optimal")
+    assert "S=1 solving" not in shown
     lines = screen(shown)
     assert [line.split()[:4] for line in lines[:-1]] == [
-        ["minimize", "I=3", "S=1", "optimal"], ["minimize", "I=2", "S=2", "optimal"]]
-    assert "(I in 2..3)" in lines[0] and lines[-1] == ""  # the status line was erased
+        ["probe", "I=2", "S=1", "infeasible"], ["probe", "I=2", "S=2", "optimal"]]
+    assert lines[-1] == ""  # the status line was erased

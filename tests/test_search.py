@@ -26,6 +26,13 @@ from .strategies import models, tiny_models
 
 BACKENDS = ["cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat"]
 
+# Two 3-cycle ops and a loop-carried edge: the longest path (3) lets stage count 3 reach the
+# lower bound I=1, but the edge (delay 3 over distance 1) does not: S=3 gives I=2, L=5, and only
+# S=5 gives I=1 (L=5).  The default search's first schedule (S=1: I=3, L=3) is not the optimum.
+LATE = {"name": "late", "machine": {"units": {}, "warp_groups": [{"name": "g0"}]},
+        "ops": [{"name": "a", "cycles": 3, "rrt": [{}, {}, {}]}, {"name": "b", "cycles": 3}],
+        "edges": [{"src": "a", "dst": "b", "distance": 1}]}
+
 
 def model(ops, edges=(), units=None, groups=None, vl=None, memories=None):
     return model_from_dict({"name": "t", "machine": {
@@ -103,20 +110,24 @@ def test_time_limit_and_interrupt_keep_what_is_known(fa_model):
 
 
 @pytest.mark.parametrize("stop", ["interrupt", "time limit"])
-def test_a_stopped_minimize_search_keeps_the_best_schedule_so_far(fa_model, stop):
-    """Stage count 1 finds I=3; the search is stopped before stage count 2 (which finds I=2)."""
+def test_a_stopped_minimize_search_keeps_the_best_schedule_so_far(stop):
+    """Stage count 1 finds I=3; the search is stopped before stage count 5 (which finds I=1)."""
+    late = model_from_dict(LATE)
+
     def after_first(attempt):
-        if attempt.status == SOLVING:
+        if attempt.L is None:  # an announcement, or an answer without a schedule
             return
         if stop == "interrupt":
             raise KeyboardInterrupt
         time.sleep(0.6)  # past the overall limit: the next solve is not started
 
-    out = search(fa_model, backend="cpsat", encoding="integer", strategy="minimize",
+    out = search(late, backend="cpsat", encoding="integer", strategy="minimize",
                  time_limit=0.5 if stop == "time limit" else None, progress=after_first,
                  isolate=False)
-    assert (out.schedule.I, out.schedule.L) == (3, 3) and verify(fa_model, out.schedule) == []
-    assert out.status == "feasible" and not out.optimal and out.lower_bound == 2
+    assert (out.schedule.I, out.schedule.L) == (3, 3) and verify(late, out.schedule) == []
+    assert out.status == "feasible" and not out.optimal and out.lower_bound == 1
+    assert search(late, backend="cpsat", encoding="integer", strategy="minimize",
+                  isolate=False).schedule.I == 1
     assert out.interrupted == (stop == "interrupt")
     assert any(n.startswith("interrupted" if stop == "interrupt" else "time limit")
                for n in out.notes)
@@ -166,32 +177,35 @@ def test_the_proof_shows_each_case_below_the_answer_and_only_true_ones(m, s_max,
 
 
 def test_the_readable_proof_says_what_was_shown(fa_model, capsys):
-    """Figure 1 with the defaults: S=1 gives I=3 (so no I=2 at S=1), S=2 gives I=2; larger stage
-    counts cannot beat the lower bound and are not asked."""
+    """Figure 1 with the defaults: the probe at the lower bound shows S=1 too short for the
+    longest path (3 cycles) at I=2 without a solver, and S=2 reaches it; nothing else is
+    asked."""
     path = str(EXAMPLES / "fa-simplified.json")
     assert main(["solve", path]) == 0
     proof = capsys.readouterr().out.splitlines()[-1]
     assert proof == ("  proof: no I < 2 (lower bound); no schedule at I=2 S=1 "
-                     "(cpsat:workers=1/integer)")
+                     "(L >= 3 (longest path) exceeds S*I)")
     assert main(["solve", path, "--json"]) == 0
     entries = json.loads(capsys.readouterr().out)["proof"]
-    assert [(a["S"], a["interval"], a["I"], a.get("rules_out")) for a in entries] == [
-        (1, [2, 3], 3, {"I": [2, 2], "S": [1, 1]}), (2, [2, 2], 2, None)]
+    assert [(a["phase"], a["S"], a["I"], a.get("rules_out")) for a in entries] == [
+        ("probe", 1, 2, {"I": [2, 2], "S": [1, 1]}), ("probe", 2, 2, None)]
 
 
-@pytest.mark.parametrize("how, phases", [
-    ({"backend": "sat", "encoding": "compact", "tie_breakers": ["groups"]},
+@pytest.mark.parametrize("late, how, phases", [
+    (False, {"backend": "sat", "encoding": "compact", "tie_breakers": ["groups"]},
      {"relaxation", "joint", "tie-break"}),
-    ({"backend": "cpsat", "encoding": "integer", "strategy": "minimize"}, {"minimize"}),
-    ({"backend": "sat", "encoding": "compact", "paper": True}, {"modulo", "seeded"})],
+    (True, {"backend": "cpsat", "encoding": "integer", "strategy": "minimize"},
+     {"probe", "minimize"}),
+    (False, {"backend": "sat", "encoding": "compact", "paper": True}, {"modulo", "seeded"})],
     ids=["sweep", "minimize", "algorithm-1"])
-def test_each_solver_call_is_announced_before_its_answer_and_never_recorded(fa_model, how,
+def test_each_solver_call_is_announced_before_its_answer_and_never_recorded(fa_model, late, how,
                                                                             phases):
+    m = model_from_dict(LATE) if late else fa_model
     heard = []
-    out = search(fa_model, progress=heard.append, isolate=False, **how)
+    out = search(m, progress=heard.append, isolate=False, **how)
     answers = [a for a in heard if a.status != SOLVING]
     assert tuple(answers) == out.attempts  # announcements are not in the proof
-    quiet = search(fa_model, isolate=False, **how)
+    quiet = search(m, isolate=False, **how)
     assert [(a.phase, a.I, a.S, a.status, a.L) for a in quiet.attempts] == \
         [(a.phase, a.I, a.S, a.status, a.L) for a in out.attempts]
     solved = 0
@@ -304,7 +318,7 @@ def test_solve_json_is_accepted_by_verify_and_the_independent_checker(tmp_path, 
     printed = json.loads(capsys.readouterr().out)
     assert (printed["I"], printed["L"], printed["encoding"]) == (2, 4, "integer")
     assert printed["backend"].startswith("cpsat")
-    assert {a["phase"] for a in printed["proof"]} == {"minimize"}
+    assert {a["phase"] for a in printed["proof"]} == {"probe"}  # the lower bound is reached
 
 
 @pytest.mark.parametrize("name", ["hopper-gemm", "blackwell-attention"])
@@ -332,16 +346,18 @@ def test_solve_exit_statuses(tmp_path, capsys):
     assert main(["solve", str(m), "--without", "nothing"]) == 2
 
 
-def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, monkeypatch):
-    path = str(EXAMPLES / "fa-simplified.json")
+def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, monkeypatch,
+                                                                         tmp_path):
+    path = str(tmp_path / "late.json")
+    (tmp_path / "late.json").write_text(json.dumps(LATE))
     assert main(["solve", path, "--time-limit", "0", "--json"]) == 3
     printed = json.loads(capsys.readouterr().out)
-    assert (printed["I"], printed["optimal"], printed["lower_bound"]) == (None, False, 2)
+    assert (printed["I"], printed["optimal"], printed["lower_bound"]) == (None, False, 1)
     assert printed["notes"] == ["time limit of 0.0 s reached"]
 
     class CtrlCAfterFirst(Progress):  # Ctrl-C once stage count 1 has given I=3
         def __call__(self, attempt):
-            if attempt.status != SOLVING:
+            if attempt.L is not None:
                 raise KeyboardInterrupt
 
     monkeypatch.setattr("warpweave.cli.Progress", CtrlCAfterFirst)
@@ -349,16 +365,19 @@ def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, m
     printed = json.loads(capsys.readouterr().out)
     assert (printed["I"], printed["L"], printed["optimal"], printed["status"]) == \
         (3, 3, False, "feasible")
-    assert printed["lower_bound"] == 2 and printed["notes"] == ["interrupted"]
+    assert printed["lower_bound"] == 1 and printed["notes"] == ["interrupted"]
     assert main(["solve", path]) == 3
-    assert "I = 3 (not proven optimal: no I < 2 is feasible" in capsys.readouterr().out
+    assert "I = 3 (not proven optimal: no I < 1 is feasible" in capsys.readouterr().out
 
 
 def test_minimize_search_on_figure_1(fa_model):
     out = search(fa_model, backend="cpsat", encoding="integer", strategy="minimize")
     assert out.optimal and (out.schedule.I, out.schedule.L) == (2, 4)
-    # one problem per stage count: S=1 finds I=3, S=2 beats it with I=2, S>=3 cannot beat 2
-    assert [(a.S, a.status) for a in out.attempts][:2] == [(1, "optimal"), (2, "optimal")]
+    # the probe at the lower bound: S=1 cannot hold the longest path at I=2 (no solver asked),
+    # S=2 reaches it, so one problem answers
+    assert [(a.phase, a.S, a.status, a.how) for a in out.attempts] == [
+        ("probe", 1, "infeasible", "L >= 3 (longest path) exceeds S*I"),
+        ("probe", 2, "optimal", "cpsat:workers=1/integer")]
     with pytest.raises(InputError, match="--encoding integer"):
         search(fa_model, backend="cpsat", encoding="compact", strategy="minimize")
 

@@ -76,7 +76,7 @@ class Attempt:
         """The cases this answer shows to have no schedule at any length of their stage count:
         ((lowest I, highest I), (lowest S, highest S)); None when it shows none.  An optimal
         `minimize` answer shows that no I below the one it found works at its stage count."""
-        if self.phase not in ("joint", "relaxation", "minimize", "modulo"):
+        if self.phase not in ("joint", "relaxation", "minimize", "modulo", "probe"):
             return None
         lo, hi = self.interval or (self.I, self.I)
         if self.status == "optimal" and self.interval is not None:
@@ -192,10 +192,6 @@ class _Solver:
              interval: tuple[int, int] | None = None):
         if interval is None:
             return self.encoding(self.model, I, S, cons, min_length=min_length)
-        if not getattr(self.encoding, "variable_interval", False):
-            raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
-                             "variable: use --encoding integer", ("--encoding",),
-                             self.encoding.name)
         return self.encoding(self.model, I, S, cons, min_length=min_length, interval=interval)
 
     def solve(self, view, cons: Sequence[Constraint], limit: float | None):
@@ -253,6 +249,9 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
         if t not in TIE_BREAKERS:
             raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})", value=t)
     solver = _Solver(model, backend, encoding, seed, bug_dir, isolate)
+    if strategy == "minimize" and not getattr(solver.encoding, "variable_interval", False):
+        raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
+                         "variable: use --encoding integer", ("--encoding",), encoding)
     deadline = None if time_limit is None else started + time_limit
     attempts: list[Attempt] = []
     notes: list[str] = []
@@ -294,7 +293,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
             view.problem.objective = None
         result, schedule = solver.solve(view, cs, limit())
         status = _status(result)
-        if schedule is not None and phase in ("joint", "seeded"):
+        if schedule is not None and phase in ("joint", "seeded", "probe"):
             found.best = schedule  # kept before anything else can be interrupted
         record(Attempt(I, S, lengths, status, solver.how, time.perf_counter() - tick,
                        schedule.L if schedule else None, phase, encoded,
@@ -306,7 +305,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
         if paper:
             _algorithm_1(b, s_max, cons, ask, notes, found)
         elif strategy == "minimize":
-            _minimize(b, s_max, cons, solver, limit, record, announce, found)
+            _minimize(b, s_max, cons, solver, limit, record, announce, found, ask)
         else:
             _full_search(b, s_max, cons, ask, found)
         if found.best is not None and tie_breakers:
@@ -380,11 +379,24 @@ def _full_search(b: Bounds, s_max: int, cons, ask, found: _Found) -> None:
 
 
 def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, announce,
-              found: _Found) -> None:
-    """I as a variable: per stage count, minimize I then L.  A later stage count only has a
-    longer L, so after the first answer it only has to beat I: `I <= best - 1` is asked, and
+              found: _Found, ask) -> None:
+    """I as a variable: per stage count, minimize I then L.
+
+    First a probe: the lower bound itself, at the smallest stage count that can hold the
+    longest path at it (the smaller ones are shown infeasible without a solver).  Many kernels
+    reach it (a saturated tensor core), and one problem with I fixed is much easier than one
+    with I ranging; a schedule there is optimal in I and, being at the smallest stage count
+    possible, in L.  Otherwise, per stage count upward: a later stage count only has a longer
+    L, so after the first answer it only has to beat I: `I <= best - 1` is asked, and
     infeasibility then proves the answer optimal for that stage count too.  Once the best I is
     the lower bound, no later stage count can beat it and nothing is left to ask."""
+    first = max(1, -(-b.min_length // b.lower))
+    if first <= s_max:
+        for S in range(1, first + 1):
+            status, schedule = ask(b.lower, S, cons, "probe", b.min_length)
+            if schedule is not None:
+                found.optimal, found.lower = True, b.lower
+                return
     proven = True
     floor = None  # smallest I not ruled out at the stage counts not decided
     for S in range(1, s_max + 1):
