@@ -18,6 +18,13 @@ from .crosscheck_support import PROFILES, summary_lines
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
 
+# Two 3-cycle ops and a loop-carried edge: the longest path (3) lets stage count 3 reach the
+# lower bound I=1, but the edge (delay 3 over distance 1) does not: S=3 gives I=2, L=5, and only
+# S=5 gives I=1 (L=5).  The default search's first schedule (S=1: I=3, L=3) is not the optimum.
+LATE = {"name": "late", "machine": {"units": {}, "warp_groups": [{"name": "g0"}]},
+        "ops": [{"name": "a", "cycles": 3, "rrt": [{}, {}, {}]}, {"name": "b", "cycles": 3}],
+        "edges": [{"src": "a", "dst": "b", "distance": 1}]}
+
 for _name, _values in PROFILES.items():
     settings.register_profile(_name, **_values)
 

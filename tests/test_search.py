@@ -20,18 +20,12 @@ from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding
 from warpweave.progress import Progress
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, LATE
 from .independent_check import broken_rules
 from .strategies import models, tiny_models
 
 BACKENDS = ["cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat"]
 
-# Two 3-cycle ops and a loop-carried edge: the longest path (3) lets stage count 3 reach the
-# lower bound I=1, but the edge (delay 3 over distance 1) does not: S=3 gives I=2, L=5, and only
-# S=5 gives I=1 (L=5).  The default search's first schedule (S=1: I=3, L=3) is not the optimum.
-LATE = {"name": "late", "machine": {"units": {}, "warp_groups": [{"name": "g0"}]},
-        "ops": [{"name": "a", "cycles": 3, "rrt": [{}, {}, {}]}, {"name": "b", "cycles": 3}],
-        "edges": [{"src": "a", "dst": "b", "distance": 1}]}
 
 
 def model(ops, edges=(), units=None, groups=None, vl=None, memories=None):
