@@ -70,3 +70,18 @@ def test_streaming_schedule_gets_run_ahead_slots(tmp_path, capsys):
     # 2 slots for the anti-dependence, plus ceil(latency 2 / I 3) = 1 to run ahead
     assert "buffer load: 3 slots" in out and "run ahead" in out
     assert main(["simulate", model, "--schedule", str(path), "--jitter", "50"]) == 0
+
+
+def test_simulate_real_latency(tmp_path, capsys):
+    """--real-latency runs the streaming load at the latency it had (2 cycles) before the solve
+    zeroed it, issued as early as its waits allow; the toy gemm keeps 1/I."""
+    doc = json.loads((EXAMPLES / "hopper-gemm.schedule.json").read_text())
+    doc["streaming"] = True
+    path = tmp_path / "s.json"
+    path.write_text(json.dumps(doc))
+    model = str(EXAMPLES / "hopper-gemm.json")
+    assert main(["simulate", model, "--schedule", str(path), "--real-latency", "--json"]) == 0
+    got = json.loads(capsys.readouterr().out)
+    assert got["real_latency"] == {"load": 2} and got["ok"] and got["rate"] == got["target"]
+    assert main(["simulate", model, "--schedule", str(path), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["real_latency"] == {}

@@ -26,6 +26,7 @@ from warpweave.codegen.warp_ir import WarpProgram
 from warpweave.core.model import Model
 from warpweave.core.registry import KERNELS
 from warpweave.core.schedule import Schedule
+from warpweave.core.streaming import StreamingOp
 from warpweave.core.verify import verify
 from warpweave.kernels import kernel_spec
 from warpweave.pipeline import Options, load_target, run_solve
@@ -51,15 +52,22 @@ IDS = ["-".join(filter(None, (k, m, *p))) for k, m, p in CASES]
 
 
 @functools.cache
+def solved_streaming(kernel: str, machine: str | None, params: tuple[str, ...]
+                     ) -> tuple[Model, Schedule, tuple[StreamingOp, ...]]:
+    """The solved, verified schedule of a case and its streaming ops."""
+    run = run_solve(load_target(kernel, machine, params), Options(isolate=False))
+    assert run.exit_status == 0, (run.outcome.status, run.raw_violations)
+    assert verify(run.raw, run.schedule) == []
+    return run.raw, run.schedule, run.streaming
+
+
+@functools.cache
 def lowered(kernel: str, machine: str | None, params: tuple[str, ...]
             ) -> tuple[Model, Schedule, WarpProgram, dict[str, int]]:
     """The solved, verified schedule of a case and its warp programs (with the run-ahead slots
     of the streaming loads, as `emit` and `simulate` build them)."""
-    run = run_solve(load_target(kernel, machine, params), Options(isolate=False))
-    assert run.exit_status == 0, (run.outcome.status, run.raw_violations)
-    model, s = run.raw, run.schedule
-    assert verify(model, s) == []
-    ahead = {x.op: x.depth(s.I) for x in run.streaming}
+    model, s, streaming = solved_streaming(kernel, machine, params)
+    ahead = {x.op: x.depth(s.I) for x in streaming}
     return model, s, lower(model, s, run_ahead=ahead), ahead
 
 
@@ -85,6 +93,35 @@ def test_fixed_latencies_reach_one_over_i(case):
     assert r.ok, (r.deadlock, [str(x) for x in r.races])
     assert r.rate == Fraction(1, s.I), r.gap()
     assert r.late == 0
+
+
+# The loads of these schedules cannot run ahead at their real latency: on the producer warp
+# (in-order issue, the loads in their zero-latency slot order) load3 is queued behind a load that
+# waits for an MMA of its own iteration (gemm h100: load5 <- mma1, 576 cycles; b200: load4 <-
+# mma0, published at 512), plus that load's TMA cycles (256, 384), so mma3 starts 1495 (1690)
+# cycles after mma1 (mma0) against the schedule's 1024 (1536): 4951 = 4480 + 471 and 4250 =
+# 4096 + 154 cycles per iteration.  The zero-latency model does not see issue order.
+QUEUED_BEHIND_A_GATED_LOAD = {("gemm", "h100", ()), ("gemm", "b200", ())}
+# Running ahead, the loads hold the TMA unit (260 cycles each) in cycles the solver reserved for
+# dq_store1 around their zero-latency slots: dq_store1 issues 215 cycles late every iteration,
+# which the schedule's slack absorbs (the rate is still 1/I).
+TMA_TAKEN_BY_RUN_AHEAD = {("fa-bwd", "b200", ("subtiles=2",))}
+
+
+@pytest.mark.parametrize("case", [pytest.param(c, marks=pytest.mark.xfail(
+    strict=True, reason="a streaming load queued behind a gated load (see above)"))
+    if c in QUEUED_BEHIND_A_GATED_LOAD else c for c in CASES], ids=IDS)
+def test_real_latencies_of_the_streaming_loads(case):
+    """The streaming loads at their real latency (533-794 cycles), each issued as early as its
+    stream, waits and ring slots allow: still no deadlock or race, and 1/I with no paced op
+    late (but where noted above) - the loads really run ahead of the zero-latency schedule."""
+    model, s, p, _ = lowered(*case)
+    _, _, streaming = solved_streaming(*case)
+    real = {x.op: x.latency for x in streaming}
+    r = simulate(model, s, p, iterations(p), real_latency=real)
+    assert r.ok, (r.deadlock, [str(x) for x in r.races])
+    assert r.rate == Fraction(1, s.I), r.gap()
+    assert (r.late > 0) == (case in TMA_TAKEN_BY_RUN_AHEAD), r.late
 
 
 @pytest.mark.parametrize("case", CASES, ids=IDS)

@@ -35,7 +35,7 @@ from warpweave.core.registry import (
 )
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.search import SearchBug
-from warpweave.core.streaming import apply_streaming
+from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import RULES, verify
 from warpweave.pipeline import (
     DEFAULT_ENCODING,
@@ -649,10 +649,10 @@ def cmd_export(args) -> int:
 # From schedule to program (warpweave.codegen)
 
 
-def _schedule_for(args) -> tuple[Model, Schedule, dict[str, int]]:
+def _schedule_for(args) -> tuple[Model, Schedule, list[StreamingOp]]:
     """The schedule the codegen commands work on: from --schedule, or solved with the solve
     options.  Returns the model it is for (streaming ops at zero latency if it was solved so),
-    the schedule, and how many iterations each streaming op must run ahead."""
+    the schedule, and the streaming ops (how far each must run ahead, its real latency)."""
     model = load_target(args.model, args.machine, args.params)
     if not args.schedule:
         with Progress() as progress:
@@ -660,22 +660,21 @@ def _schedule_for(args) -> tuple[Model, Schedule, dict[str, int]]:
         if run.schedule is None or run.raw_violations:
             raise InputError(f"the search found no verified schedule ({run.outcome.status}); "
                              "give --schedule or other solve options", value=args.model)
-        return run.raw, run.schedule, {x.op: x.depth(run.schedule.I) for x in run.streaming}
+        return run.raw, run.schedule, list(run.streaming)
     doc = read_document(args.schedule)
-    run_ahead: dict[str, int] = {}
+    changed: list[StreamingOp] = []
     if doc.get("streaming"):
         model, changed = apply_streaming(model)
-        run_ahead = {c.op: c.depth(doc.get("I", 1)) for c in changed}
     try:
-        return model, schedule_from_dict(doc, model), run_ahead
+        return model, schedule_from_dict(doc, model), changed
     except InputError as exc:
         raise exc.with_file(args.schedule) from None
 
 
-def _valid_schedule(args) -> tuple[Model, Schedule, dict[str, int]] | None:
-    """Model, schedule and run-ahead depths, or None after printing the violations (codegen
-    needs a valid schedule)."""
-    model, schedule, run_ahead = _schedule_for(args)
+def _valid_schedule(args) -> tuple[Model, Schedule, list[StreamingOp]] | None:
+    """Model, schedule and streaming ops, or None after printing the violations (codegen needs
+    a valid schedule)."""
+    model, schedule, streaming = _schedule_for(args)
     violations = verify(model, schedule)
     if violations:
         print(f"invalid schedule ({len(violations)} violations); codegen needs a valid one:",
@@ -683,17 +682,18 @@ def _valid_schedule(args) -> tuple[Model, Schedule, dict[str, int]] | None:
         for v in violations:
             print(f"  {v}", file=sys.stderr)
         return None
-    return model, schedule, run_ahead
+    return model, schedule, streaming
 
 
 def _lowered(args):
-    """(model, schedule, warp program), or None when the schedule is invalid."""
+    """(model, schedule, warp program, streaming ops), or None when the schedule is invalid."""
     from warpweave.codegen.lower import lower
     got = _valid_schedule(args)
     if got is None:
         return None
-    model, schedule, run_ahead = got
-    return model, schedule, lower(model, schedule, run_ahead=run_ahead)
+    model, schedule, streaming = got
+    ahead = {x.op: x.depth(schedule.I) for x in streaming}
+    return model, schedule, lower(model, schedule, run_ahead=ahead), streaming
 
 
 def cmd_emit(args) -> int:
@@ -701,7 +701,7 @@ def cmd_emit(args) -> int:
     got = _lowered(args)
     if got is None:
         return EXIT_NO
-    model, schedule, program = got
+    model, schedule, program, _ = got
     out = Path(args.out)
     out.mkdir(parents=True, exist_ok=True)
     stem = model.name
@@ -761,26 +761,29 @@ def cmd_simulate(args) -> int:
     got = _lowered(args)
     if got is None:
         return EXIT_NO
-    model, schedule, program = got
+    model, schedule, program, streaming = got
     if args.iterations < program.min_iterations:
         raise InputError(f"must be >= {program.min_iterations} for this schedule",
                          ("--iterations",), args.iterations)
     if not 0 <= args.jitter < 100:
         raise InputError("must be in [0, 100)", ("--jitter",), args.jitter)
+    real = {x.op: x.latency for x in streaming} if args.real_latency else {}
     res = simulate(model, schedule, program, args.iterations, args.jitter / 100, args.seed,
-                   args.pace)
+                   args.pace, real)
     if args.json:
         _print_json({"model": model.name, "I": schedule.I, "iterations": res.iterations,
                      "ok": res.ok, "deadlock": list(res.deadlock),
                      "races": [str(r) for r in res.races],
                      "rate": str(res.rate) if res.rate is not None else None,
                      "target": str(res.target), "gap": res.gap(), "stalls": res.stalls,
-                     "late": res.late,
+                     "late": res.late, "real_latency": real,
                      "makespan": res.makespan})
     else:
         lat = f"jitter {args.jitter:g}% (seed {args.seed})" if args.jitter else "fixed latencies"
         print(f"{model.name}: {res.iterations} iterations, {lat}, {args.pace} pacing, "
               f"{res.makespan} cycles")
+        for op, cycles in real.items():
+            print(f"  streaming {op}: real latency {cycles}, issued as early as it may")
         print(f"  deadlock: {'; '.join(res.deadlock) or 'none'}")
         print(f"  races: {len(res.races)}")
         if args.pace == "schedule":
@@ -959,6 +962,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="randomize variable-latency ops by up to +-PCT percent")
     p.add_argument("--pace", choices=("schedule", "greedy"), default="schedule",
                    help="issue ops at their scheduled cycle (default) or as soon as possible")
+    p.add_argument("--real-latency", action="store_true",
+                   help="run the streaming loads (solved at zero latency) at their real latency, "
+                   "each issued as early as its stream, waits and ring slots allow")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_simulate)
 

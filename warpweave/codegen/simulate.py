@@ -6,9 +6,16 @@ Semantics (the model's, DESIGN section 3):
   concurrently); a wait that is not yet satisfied blocks the stream;
 - an op holds its reservation table's units from its issue; capacity is checked per cycle;
 - op `u` of iteration `j` has latency `cycles(u)`, or for a variable-latency op with jitter a seeded
-  random latency; the result crosses edge `e` at issue + delay(e) + (latency - cycles);
+  random latency (around its real one with `real_latency`, below); the result crosses edge `e`
+  at issue + delay(e) + (latency - cycles);
 - in "schedule" pacing an op issues no earlier than its planned cycle `j*I + M(u)` (the static
   schedule); in "greedy" pacing as soon as its stream reaches it;
+- `real_latency` runs streaming ops (solved at zero latency, `core.streaming`) at their real
+  latency: each result crosses the op's out-edges that many cycles after issue, and the op is
+  never paced - it issues as early as its stream's order, its waits (dependences, ring slots)
+  and its units allow, which is how far it really runs ahead.  The paced ops then start after a
+  head start of the largest such latency (the prologue's first loads are in flight before the
+  first consumer's planned cycle), and issuing early is not counted as late;
 - mbarriers complete a phase per expected arrival count and waits test the phase parity as the
   hardware does; named barriers complete a generation when their thread count has arrived.
 
@@ -26,6 +33,7 @@ import heapq
 import math
 import random
 from collections import defaultdict
+from collections.abc import Mapping
 from fractions import Fraction
 
 import attrs
@@ -109,20 +117,28 @@ class Simulator:
     """Runs a WarpProgram for `n` iterations; see the module docstring for the semantics."""
 
     def __init__(self, model: Model, schedule: Schedule, program: WarpProgram, n: int,
-                 jitter: float = 0.0, seed: int = 0, pace: str = "schedule"):
+                 jitter: float = 0.0, seed: int = 0, pace: str = "schedule",
+                 real_latency: Mapping[str, int] | None = None):
         if n < program.min_iterations:
             raise ValueError(f"need at least {program.min_iterations} iterations, got {n}")
         self.m, self.s, self.p, self.n = model, schedule, program, n
         self.pace = pace
+        self.real = dict(real_latency or {})
+        for op, lat in self.real.items():
+            if not model.has_op(op) or not isinstance(lat, int) or lat < 0:
+                raise ValueError(f"real latency {op}: {lat!r} (an op of the model, cycles >= 0)")
+        self.head = max(self.real.values(), default=0)  # the prologue's loads are in flight
         rng = random.Random(seed)
         self.lat: dict[tuple[str, int], int] = {}
         for op in model.ops:
+            base = self.real.get(op.name, op.cycles)
             for j in range(n):
-                lat = op.cycles
+                lat = base
                 if jitter and op.variable_latency:  # integer extra in [-floor, +ceil] of c*jitter
-                    spread = op.cycles * jitter
-                    lat = max(1, op.cycles + rng.randint(-math.floor(spread), math.ceil(spread)))
-                self.lat[(op.name, j)] = lat
+                    spread = base * jitter
+                    lat = max(1, base + rng.randint(-math.floor(spread), math.ceil(spread)))
+                # at its real latency a streaming op's zero-delay edges carry all of it
+                self.lat[(op.name, j)] = lat + (op.cycles if op.name in self.real else 0)
         self.streams = []
         for g in program.groups:
             items = [(0, x) for x in g.preamble]
@@ -147,6 +163,10 @@ class Simulator:
         self.races: list[Race] = []
         self.stalls: dict[str, int] = defaultdict(int)
         self.late = 0
+
+    def planned(self, op: str, j: int) -> int:
+        """The cycle the schedule issues `op` of iteration `j` at (after the head start)."""
+        return j * self.s.I + self.s.start[op] + self.head
 
     # -- time of results ------------------------------------------------------------------
 
@@ -227,8 +247,8 @@ class Simulator:
         j = k - x.lag
         op = self.m.op(x.op)
         retry = []
-        if self.pace == "schedule":
-            planned = j * self.s.I + self.s.start[x.op]
+        if self.pace == "schedule" and x.op not in self.real:
+            planned = self.planned(x.op, j)
             if planned > self.t:
                 st.pacing = True  # waiting for the planned cycle is the schedule, not a stall
                 return planned
@@ -251,7 +271,7 @@ class Simulator:
         for c, unit, count in op.usage():
             self.units[(unit, self.t + c)] += count
         self.issued[(x.op, j)] = self.t
-        self.late += self.t > j * self.s.I + self.s.start[x.op]
+        self.late += x.op not in self.real and self.t > self.planned(x.op, j)
         for rd in x.reads:
             self._read(st, x.op, j, rd.value, k - rd.lag)
         buf = self.p.plan.buffers.get(x.op)
@@ -410,7 +430,7 @@ class Simulator:
             return 0
         for k, x in st.items[st.pc:]:
             if isinstance(x, Issue):
-                return (k - x.lag) * self.s.I + self.s.start[x.op]
+                return self.planned(x.op, k - x.lag)
         return 0
 
     def _pending_completions(self) -> list[int]:
@@ -446,6 +466,9 @@ def _show(x: Instr) -> str:
 
 
 def simulate(model: Model, schedule: Schedule, program: WarpProgram, iterations: int = 32,
-             jitter: float = 0.0, seed: int = 0, pace: str = "schedule") -> SimResult:
-    """Simulate `program` for `iterations` loop iterations (jitter: fraction, e.g. 0.3)."""
-    return Simulator(model, schedule, program, iterations, jitter, seed, pace).run()
+             jitter: float = 0.0, seed: int = 0, pace: str = "schedule",
+             real_latency: Mapping[str, int] | None = None) -> SimResult:
+    """Simulate `program` for `iterations` loop iterations (jitter: fraction, e.g. 0.3);
+    `real_latency[op]` runs streaming op `op` at that latency, unpaced (module docstring)."""
+    return Simulator(model, schedule, program, iterations, jitter, seed, pace,
+                     real_latency).run()

@@ -4,6 +4,14 @@ On their own warps they run ahead of the pipeline, so the model gives them zero 
 outgoing edges get delay 0 and the op keeps only the cycles in which it holds a unit.  How far
 ahead each must run is reported as a pipeline-depth parameter (ceil(latency / I) iterations) for
 an auto-tuner or the code generator.
+
+The zero latency is a relaxation, exact only when every such op v can really run ahead far
+enough: its in-edges (order edges u -> v: ring slot or buffer reuse, delay d, distance a) must
+release it its latency before each consumer (edge v -> w, distance b): M(w) + (a + b) * I >=
+M(u) + d + latency; and its warp issues in order (ops by slot), so it is also held back by every
+op queued before it there, and by the units it shares with ops placed around its zero-latency
+slot.  `warpweave simulate --real-latency` runs a schedule
+with the real latencies and shows where it falls short of 1/I.
 """
 
 from __future__ import annotations
