@@ -80,3 +80,10 @@ def test_algorithm_1_at_the_lower_bound_says_what_it_proved(capsys):
     out = capsys.readouterr().out
     assert "I = 2 (I proven optimal; L not proven minimal; lower bound 2" in out
     assert "note: the full search agrees: I=2, L=4 (optimal)" in out
+
+
+def test_the_report_counts_only_the_questions_a_solver_answered(capsys):
+    """Figure 1: the probe shows S=1 too short for the longest path without a solver; one
+    solver call (S=2) finds the optimum."""
+    assert main(["solve", MODEL]) == 0
+    assert ", 1 solver call\n" in capsys.readouterr().out

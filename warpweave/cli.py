@@ -290,8 +290,9 @@ def describe_run(run) -> str:
                      f"help) and at most {o.max_stages} stages")
     else:
         lines.append(f"  no schedule found; no I < {o.lower_bound}{unit} is feasible")
+    calls = sum(a.how.startswith(o.backend) for a in o.attempts)  # not the longest-path ones
     lines.append(f"  backend {o.backend}, encoding {o.encoding}, {o.seconds:.2f} s, "
-                 f"{len(o.attempts)} solver calls")
+                 f"{calls} solver call{'s' * (calls != 1)}")
     for note in o.notes + ((run.comparison,) if run.comparison else ()):
         lines.append(f"  note: {note}")
     for v in run.raw_violations:

@@ -60,8 +60,9 @@ class Attempt:
     seconds: float = 0.0
     L: int | None = None
     # joint | relaxation (every stage count at once, the constraints that ignore Q's copies) |
-    # minimize (I a variable over `interval`) | modulo (Algorithm 1's phase 1) | seeded
-    # (Algorithm 1's phase 2: L from phase 1's length) | tie-break
+    # probe (the minimize search's first questions: I fixed at the lower bound) | minimize (I a
+    # variable over `interval`) | modulo (Algorithm 1's phase 1) | seeded (Algorithm 1's phase
+    # 2: L from phase 1's length) | tie-break
     phase: str = "joint"
     # `seconds` split (benchmarks read them): stating the problem in the IR (the encoding),
     # translating the IR into the solver, and the solver's own search.
