@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import attrs
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from warpweave.codegen.lower import lower
@@ -102,9 +102,12 @@ def test_random_models_short_loops(seed, extra):
 
 @settings(max_examples=100, deadline=None)
 @given(st.integers(0, 10**9))
+@example(seed=2324)  # the cyclic same-cycle case: a shallow ring breaks an order edge
 def test_random_models_shallow_register_ring_is_a_race(seed):
     """A register ring sized by liveness (ceil(life / I) live copies), one slot shallower: the
-    value is overwritten before its last reader and that reader reads another iteration's."""
+    value is overwritten before its last reader and that reader reads another iteration's.  Where
+    the last slot was added because a same-cycle read and refill are ordered cyclically, the
+    shallow program must break an order edge instead, and the simulator flags that."""
     m, s = random_case(random.Random(seed))
     p = lower(m, s)
     rings = [v for v, b in p.plan.buffers.items()
@@ -113,7 +116,11 @@ def test_random_models_shallow_register_ring_is_a_race(seed):
     for v in rings:
         bad = lower(m, s, depths={v: p.plan.buffers[v].depth - 1})
         r = simulate(m, s, bad, max(12, p.min_iterations + 8))
-        assert {"overwrite", "wrong-iteration"} <= {x.kind for x in r.races}, v
+        kinds = {x.kind for x in r.races}
+        if "cyclic order" in p.plan.buffers[v].reason:
+            assert kinds, v
+        else:
+            assert {"overwrite", "wrong-iteration"} <= kinds, v
 
 
 def _edit(program, group, fn):
