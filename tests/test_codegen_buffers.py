@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import random
 
+import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warpweave.codegen.buffers import plan
+from warpweave.codegen.buffers import plan, steady_peaks
 from warpweave.codegen.lower import lower
+from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
 from warpweave.core.schedule import Schedule, straight_line
+from warpweave.core.validate import check_model
 from warpweave.core.verify import verify
 
 from .schedgen import blackwell_attention, hopper_gemm, random_case
@@ -79,3 +82,46 @@ def test_depth_covers_live_copies_in_q(seed):
         copies = [x for x in q.instances if x.op == v and x.end > x.issue]
         peak = max((sum(1 for x in copies if x.live_at(t)) for t in steady), default=0)
         assert b.depth >= peak, (v, b, peak)
+
+
+def overlap_case(limit: int):
+    """C (stage 0, live at slot 0) and the accumulator B (stage 1, distance 1, always live) with
+    10 registers and 10 bytes each: Q never holds both (C's copies die before B's first issue
+    and no third copy exists), the loop does at every slot 0."""
+    machine = Machine("toy", [Unit("a", 1), Unit("b", 1)], [Memory("smem", limit)],
+                      [WarpGroup("g", 4, limit)])
+    ops = [Op.using("C", 1, {"a": 1}, regs=10, footprint={"smem": 10}),
+           Op.using("D", 1, {"a": 1}), Op.using("B", 1, {"b": 1}, regs=10,
+                                                footprint={"smem": 10})]
+    m = check_model(Model("overlap", machine, ops, [Edge("C", "D", 1), Edge("B", "B", 1, 1)]))
+    s = Schedule.tight(m, 2, {"C": 0, "D": 1, "B": 3}, {v: "g" for v in "CDB"})
+    assert verify(m, s) == []  # Q's peak is 10 in both pools
+    return m, s
+
+
+def test_steady_state_can_exceed_a_limit_the_verifier_accepts():
+    m, s = overlap_case(15)
+    regs, smem = plan(m, s).steady
+    assert (regs.kind, regs.pool, regs.peak, regs.slot) == ("registers", "g", 20, 0)
+    assert regs.exceeds and regs.copies == (("C", 1), ("B", 1))
+    assert smem.exceeds and str(smem) == "memory smem 20 > 15 at slot 0 (C x1, B x1)"
+
+
+def test_steady_state_within_limits():
+    m, s = overlap_case(20)
+    assert [(p.peak, p.exceeds) for p in steady_peaks(m, s)] == [(20, False), (20, False)]
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.integers(0, 10**9))
+def test_steady_peaks_are_a_long_q_in_its_middle(seed):
+    """The loop's peaks equal those of Q stretched by more stages than any value lives, read
+    in its last stage: there every earlier iteration a live copy can come from exists."""
+    m, s = random_case(random.Random(seed))
+    extra = 2 + max((e.distance for e in m.edges), default=0) + s.L // s.I
+    q = straight_line(m, attrs.evolve(s, L=s.L + extra * s.I))
+    window = range((q.S - 1) * q.I, q.S * q.I)
+    for p in steady_peaks(m, s):
+        weights = {op.name: op.footprint_in(p.pool) if p.kind == "memory"
+                   else op.regs * (s.group[op.name] == p.pool) for op in m.ops}
+        assert p.peak == max(sum(weights[x.op] for x in q.live_at(t)) for t in window), p

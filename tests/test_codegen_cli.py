@@ -85,3 +85,18 @@ def test_simulate_real_latency(tmp_path, capsys):
     assert got["real_latency"] == {"load": 2} and got["ok"] and got["rate"] == got["target"]
     assert main(["simulate", model, "--schedule", str(path), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["real_latency"] == {}
+
+
+def test_emit_reports_a_steady_state_over_the_register_limit(tmp_path, capsys):
+    """fa-bwd on H100: valid (Q's peak fits), but the loop holds dk of iteration j-1 with qk and
+    dp of iteration j on wg1."""
+    assert main(["emit", "fa-bwd", "--machine", "h100", "--target", "ir", "--out",
+                 str(tmp_path)]) == 0
+    out = capsys.readouterr().out
+    assert "steady state: registers wg1 256 > 240 at slot 0 (qk x1, dp x1, dk x1)" in out
+    doc = json.loads((tmp_path / "fa-bwd.ir.json").read_text())
+    over = [p for p in doc["steady_state"] if p["peak"] > p["limit"]]
+    assert [(p["pool"], p["peak"]) for p in over] == [("wg1", 256)]
+    assert main(["emit", MODEL, "--schedule", GOOD, "--target", "ir", "--out",
+                 str(tmp_path)]) == 0
+    assert "steady state: within limits (registers g0 " in capsys.readouterr().out

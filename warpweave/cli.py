@@ -740,9 +740,19 @@ def cmd_emit(args) -> int:
               f"{ch.depth} slot{'s' * (ch.depth != 1)}, {ch.lowering}")
     for note in program.notes:
         print(f"  note: {note}")
+    print(_steady_lines(program.plan.steady))
     if report:
         print(report)
     return status
+
+
+def _steady_lines(peaks) -> str:
+    """A line per pool whose steady-state peak exceeds its limit, or one line saying none does."""
+    over = [f"  steady state: {p}" for p in peaks if p.exceeds]
+    kinds = dict.fromkeys(p.kind for p in peaks)
+    return "\n".join(over) or ("  steady state: within limits (" + "; ".join(
+        f"{k} " + ", ".join(f"{p.pool} {p.peak}/{p.limit}" for p in peaks if p.kind == k)
+        for k in kinds) + ")")
 
 
 def _ptxas_lines(res, src) -> str:

@@ -13,6 +13,13 @@ producer's completion arrives on `full[slot]`, each consumer group waits on it w
 the instance's round and arrives on `empty[slot]` once its last reader has issued, and the producer
 waits on `empty[slot]` before writing the slot again.  A channel is at least as deep as its largest
 iteration distance, so every instance that is overwritten is also read.
+
+The steady-state peaks (`steady_peaks`) apply rule 4's liveness to the infinite loop.  A value read
+at distance D > 0 lives into stage S or later, where the loop overlaps it with iterations Q does
+not have (Q has S copies; rule 4 keeps such a value live to T+1, but no later copy is there), so
+the loop of a valid schedule can need more registers or memory than a limit (fa-bwd on H100: dk
+of iteration j-1 with qk and dp of iteration j).  This is a report on the emitted loop; DESIGN's
+semantics (Q) is unchanged.
 """
 
 from __future__ import annotations
@@ -93,18 +100,77 @@ class Channel:
 
 
 @attrs.frozen
+class SteadyPeak:
+    """The largest weight live in the steady-state loop in one pool ("registers" of a group or a
+    "memory"), at modulo slot `slot`, with `copies` (value, live copies) there: the witness."""
+
+    kind: str
+    pool: str
+    peak: int
+    limit: int
+    slot: int
+    copies: tuple[tuple[str, int], ...]
+
+    @property
+    def exceeds(self) -> bool:
+        return self.peak > self.limit
+
+    def __str__(self) -> str:
+        held = ", ".join(f"{v} x{n}" for v, n in self.copies)
+        return (f"{self.kind} {self.pool} {self.peak} {'>' if self.exceeds else '<='} "
+                f"{self.limit} at slot {self.slot} ({held})")
+
+
+@attrs.frozen
 class Plan:
-    """Buffers and channels of a schedule, and how each edge is synchronized."""
+    """Buffers and channels of a schedule, how each edge is synchronized, and the loop's
+    steady-state register and memory peaks."""
 
     buffers: Mapping[str, Buffer]
     channels: Mapping[str, Channel]
     anti: tuple[Edge, ...]
     notes: tuple[str, ...] = ()
+    steady: tuple[SteadyPeak, ...] = ()
 
 
 def _span(s: Schedule, e: Edge) -> int:
     """Cycles from the producer's issue to the consumer's issue across the edge."""
     return s.start[e.dst] + e.distance * s.I - s.start[e.src]
+
+
+def live_copies(model: Model, s: Schedule, r: int) -> dict[str, int]:
+    """Copies of each value live at cycle r of the infinite loop (rule 4 with no end of Q):
+    instance j is live on [M(v) + j*I, latest data read) for every integer j."""
+    out = {}
+    for op in model.ops:
+        v = op.name
+        life = max((_span(s, e) for e in model.out_edges(v) if e.is_data), default=0)
+        n = (r - s.start[v]) // s.I - (r - s.start[v] - life) // s.I
+        if n:
+            out[v] = n
+    return out
+
+
+def steady_peaks(model: Model, s: Schedule) -> tuple[SteadyPeak, ...]:
+    """Per group (registers) and memory (footprint), the loop's peak live weight over modulo
+    slots: the loop can hold more at once than Q, where the verifier checks the limits."""
+    pools = [("registers", g.name, g.reg_limit,
+              lambda op, g=g.name: op.regs if s.group[op.name] == g else 0)
+             for g in model.machine.warp_groups]
+    pools += [("memory", m.name, m.capacity, lambda op, m=m.name: op.footprint_in(m))
+              for m in model.machine.memories]
+    # Live weight only rises where some instance issues, so those slots hold every peak.
+    slots = {r: live_copies(model, s, r) for r in sorted({t % s.I for t in s.start.values()})}
+    peaks = []
+    for kind, pool, limit, weight in pools:
+        best = None
+        for r, live in slots.items():
+            held = tuple((v, n) for v, n in live.items() if weight(model.op(v)))
+            total = sum(weight(model.op(v)) * n for v, n in held)
+            if best is None or total > best.peak:
+                best = SteadyPeak(kind, pool, total, limit, r, held)
+        peaks.append(best)
+    return tuple(peaks)
 
 
 def anti_dependences(model: Model) -> list[Edge]:
@@ -208,4 +274,4 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                 notes.append(f"channel {u}: out of named barrier ids, lowered to mbarriers")
         channels[u] = Channel(u, s.group[u], depth, consumers, tuple(readers), arrive,
                               bool(copy_self), lowering, ids)
-    return Plan(buffers, channels, tuple(anti), tuple(notes))
+    return Plan(buffers, channels, tuple(anti), tuple(notes), steady_peaks(model, s))
