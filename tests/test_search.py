@@ -387,3 +387,13 @@ def test_minimize_agrees_with_sweep(data):
     if sweep.schedule is not None:
         assert (sweep.schedule.I, sweep.schedule.L) == (mini.schedule.I, mini.schedule.L)
         assert verify(m, mini.schedule) == []
+
+
+def test_overlapping_ruled_out_ranges_read_as_one():
+    """The probe's I = lower bound at S=1, then the minimize question over I=64..81 at S=1: one
+    entry; ranges that neither meet nor overlap stay apart."""
+    from warpweave.core.search import _merge
+    assert _merge([((64, 64), (1, 1)), ((64, 81), (1, 1))], 0) == [((64, 81), (1, 1))]
+    assert _merge([((64, 70), (1, 1)), ((72, 81), (1, 1))], 0) == \
+        [((64, 70), (1, 1)), ((72, 81), (1, 1))]
+    assert _merge([((2, 2), (1, 1)), ((2, 2), (2, 3))], 1) == [((2, 2), (1, 3))]

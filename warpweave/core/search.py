@@ -140,12 +140,13 @@ Case = tuple[tuple[int, int], tuple[int, int]]
 
 
 def _merge(cases: list[Case], axis: int) -> list[Case]:
-    """Neighbouring cases equal on the other axis whose ranges on `axis` meet, made one."""
+    """Neighbouring cases equal on the other axis whose ranges on `axis` meet or overlap (the
+    probe's I = lower bound, then the minimize question from it), made one."""
     out: list[Case] = []
     for case in cases:
         if out and out[-1][1 - axis] == case[1 - axis] and \
-                out[-1][axis][1] + 1 == case[axis][0]:
-            joined = (out[-1][axis][0], case[axis][1])
+                out[-1][axis][0] <= case[axis][0] <= out[-1][axis][1] + 1:
+            joined = (out[-1][axis][0], max(out[-1][axis][1], case[axis][1]))
             out[-1] = (joined, case[1]) if axis == 0 else (case[0], joined)
         else:
             out.append(case)
