@@ -20,6 +20,7 @@ from itertools import pairwise
 
 import pytest
 
+from warpweave.codegen.buffers import steady_peaks
 from warpweave.core.bounds import bounds
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.search import constraint_set, decide
@@ -225,14 +226,18 @@ def compute_ops(run: Run) -> list[str]:
 
 def test_fa_bwd_h100_registers_split_the_accumulators_but_iterations_overlap():
     """The register limit shapes the roles: dV and dK (128 registers each) never share a
-    240-register consumer warpgroup.  It does not stop cross-iteration overlap, unlike Twill
-    6.3.1 reports: the optimum saturates the tensor core (I = ResMII) and every optimum overlaps
-    iterations (reproduction.md explains the difference)."""
+    240-register consumer warpgroup.  On Q (DESIGN's semantics) it does not stop cross-iteration
+    overlap: the optimum saturates the tensor core (I = ResMII) and every optimum overlaps
+    iterations.  In the loop it does, as Twill 6.3.1 reports: the steady state holds dK of the
+    previous iteration beside qk and dP, over wg1's limit (reproduction.md)."""
     run = solved("fa-bwd", "h100")
     assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
     assert ask(run, Roles(same=[("dv", "dk")]))[0] == "infeasible"
     assert ask(run, Sequential(compute_ops(run)))[0] == "infeasible"
     assert iterations_overlap(run.schedule, compute_ops(run))
+    over = [p for p in steady_peaks(run.raw, run.schedule) if p.exceeds]
+    assert [(p.pool, p.peak, p.limit, dict(p.copies)) for p in over] == \
+        [("wg1", 256, 240, {"qk": 1, "dp": 1, "dk": 1})]
 
 
 @pytest.mark.slow
