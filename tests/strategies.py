@@ -9,6 +9,7 @@ capacities, spill costs and async ops.  Everything shrinks towards the simplest 
 
 from __future__ import annotations
 
+import attrs
 from hypothesis import strategies as st
 
 from warpweave.core.formats import model_from_dict
@@ -63,6 +64,14 @@ def model_docs(draw, max_ops: int = 5, max_cycles: int = 3, features: bool = Tru
             edge["kind"] = draw(st.sampled_from(["data", "data", "order"]))
             edge["blocking"] = draw(st.booleans())
         edges.append(edge)
+    if n_ops >= 3 and draw(st.booleans()):
+        # A value read twice in its own iteration, at different times: the last read, not the
+        # first, ends its life (where liveness bugs hide).
+        a = draw(st.integers(0, n_ops - 3))
+        b = draw(st.integers(a + 1, n_ops - 2))
+        edges += [{"src": f"v{a}", "dst": f"v{b}", "distance": 0},
+                  {"src": f"v{a}", "dst": f"v{draw(st.integers(b + 1, n_ops - 1))}",
+                   "distance": 0}]
     memories = {"smem": draw(st.integers(0, 6))} if features else {}
     return {"name": "random", "machine": {"name": "rand", "units": units, "memories": memories,
                                           "warp_groups": groups,
@@ -250,3 +259,41 @@ def features(doc: dict) -> set[str]:
             ("an explicit delay", "delay" in e), ("an order edge", e.get("kind") == "order"),
             ("a blocking edge", e.get("blocking"))) if on}
     return out
+
+
+# ---------------------------------------------------------------------------------------------
+# Limits at the boundary of a schedule (liveness bugs change the live weight by a little)
+
+
+def _with_limits(model: Model, regs: list[int], capacities: list[int]) -> Model:
+    machine = model.machine
+    groups = [attrs.evolve(g, reg_limit=r)
+              for g, r in zip(machine.warp_groups, regs, strict=True)]
+    memories = [attrs.evolve(m, capacity=c)
+                for m, c in zip(machine.memories, capacities, strict=True)]
+    return model.replace(machine=attrs.evolve(machine, warp_groups=tuple(groups),
+                                              memories=tuple(memories)))
+
+
+@st.composite
+def at_the_limit(draw, model: Model, schedule: Schedule, check) -> Model:
+    """`model` with each register limit and memory capacity set to the schedule's own peak, or
+    one below it, as `check` (a rule's semantics: violations or none) measures it, so the rule is
+    decided by the exact live set at the peak: a value kept live a cycle too short or too long
+    flips the answer."""
+    n_groups, n_memories = len(model.machine.warp_groups), len(model.machine.memories)
+    high = 1 + schedule.stages * sum(op.regs + sum(op.footprint_in(m.name) for m in
+                                                   model.machine.memories) for op in model.ops)
+    regs, capacities = [high] * n_groups, [high] * n_memories
+
+    def least(limits: list[int], k: int) -> int:
+        limits[k] = 0
+        while check(_with_limits(model, regs, capacities), schedule):
+            limits[k] += 1
+        peak, limits[k] = limits[k], high
+        return peak
+
+    peaks = [least(regs, k) for k in range(n_groups)] + \
+        [least(capacities, k) for k in range(n_memories)]
+    below = [max(0, p - draw(st.integers(0, 1))) for p in peaks]
+    return _with_limits(model, below[:n_groups], below[n_groups:])

@@ -196,11 +196,12 @@ def test_time_limit_on_a_hard_problem(spec, with_objective):
 @pytest.mark.parametrize("spec", TIMED_SPECS)
 def test_time_limit_returns_the_best_solution_and_bound(spec):
     """Fewest true variables on a random 3-SAT instance below the threshold: every backend finds
-    a solution within 0.3 s and none proves the optimum (after 2 s CBC, HiGHS and z3 still had
-    a bound of 70-71 against objectives of 96-119).  The TIMEOUT result must carry the best
-    solution (valid, objective recomputed) and a proven lower bound."""
+    a solution within 0.3 s on an idle machine and none proves the optimum (after 3 s CBC, HiGHS
+    and z3 still had a bound of 71 against objectives of 89-119).  The TIMEOUT result must carry
+    the best solution (valid, objective recomputed) and a proven lower bound.  The limit leaves
+    room for a loaded machine: with three other jobs on two cores z3 had no solution at 1.5 s."""
     p = random_3sat(300, ratio=3.0, seed=2, objective=True)
-    r = backend(spec).solve(p, time_limit=1.5)
+    r = backend(spec).solve(p, time_limit=3.0)
     assert r.status == Status.TIMEOUT, (r.status, r.how)
     assert r.values is not None and p.check(r.values) == [], r.how
     assert r.objective == p.objective_value(r.values)

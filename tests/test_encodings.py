@@ -11,11 +11,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from warpweave.core.constraints import BUILTIN
+from warpweave.core.constraints import BUILTIN, Memory, RegisterLimit
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.registry import backend as make_backend
 
-from .strategies import models, schedules
+from .crosscheck_support import keep_counterexample
+from .strategies import at_the_limit, models, schedules
 
 ENCODING_NAMES = ["compact", "paper", "integer"]
 
@@ -41,7 +42,9 @@ def test_encode_agrees_with_check(encoding, constraint, data):
     model = data.draw(models())
     schedule = data.draw(schedules(model, complete=constraint.name != "completion"))
     c = constraint()
-    assert feasible_with(encoding, model, schedule, [c]) == (not c.check(model, schedule))
+    with keep_counterexample("test_encode_agrees_with_check", f"{c.name}-{encoding}", model,
+                             schedule=schedule):
+        assert feasible_with(encoding, model, schedule, [c]) == (not c.check(model, schedule))
 
 
 @pytest.mark.parametrize("constraint", BUILTIN, ids=lambda c: c.name)
@@ -60,6 +63,27 @@ def test_encode_agrees_with_check_with_i_as_a_variable(constraint, data):
 
 
 @pytest.mark.parametrize("encoding", [*ENCODING_NAMES, "integer/I variable"])
+@pytest.mark.parametrize("constraint", [RegisterLimit, Memory], ids=lambda c: c.name)
+@settings(max_examples=250, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(data=st.data())
+def test_encode_agrees_with_check_at_the_limit(encoding, constraint, data):
+    """Register limits and memory capacities at the schedule's own peak or one below: the answer
+    turns on the exact live set at the peak, where a lifetime one cycle off shows."""
+    c = constraint()
+    model = data.draw(models())
+    schedule = data.draw(schedules(model))
+    model = data.draw(at_the_limit(model, schedule, c.check))
+    interval = None
+    if encoding == "integer/I variable":
+        encoding, interval = "integer", (1, schedule.I + data.draw(st.integers(0, 3)))
+    case = f"{c.name}-{encoding if interval is None else 'integer-I-variable'}"
+    with keep_counterexample("test_encode_agrees_with_check_at_the_limit", case, model,
+                             schedule=schedule, interval=interval):
+        assert feasible_with(encoding, model, schedule, [c], interval=interval) == \
+            (not c.check(model, schedule))
+
+
+@pytest.mark.parametrize("encoding", [*ENCODING_NAMES, "integer/I variable"])
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_all_constraints_together_accept_exactly_the_valid_schedules(encoding, data):
@@ -70,8 +94,11 @@ def test_all_constraints_together_accept_exactly_the_valid_schedules(encoding, d
     interval = None
     if encoding == "integer/I variable":
         encoding, interval = "integer", (1, schedule.I + data.draw(st.integers(0, 3)))
-    assert feasible_with(encoding, model, schedule, cons, interval=interval) == \
-        (not verify(model, schedule))
+    case = encoding if interval is None else "integer-I-variable"
+    with keep_counterexample("test_all_constraints_together", case, model, schedule=schedule,
+                             interval=interval):
+        assert feasible_with(encoding, model, schedule, cons, interval=interval) == \
+            (not verify(model, schedule))
 
 
 def test_decode_returns_what_was_pinned(fa_model):
