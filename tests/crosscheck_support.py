@@ -10,10 +10,12 @@ import json
 import os
 import re
 from collections import Counter, defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from hypothesis import HealthCheck, event, note, settings
+from hypothesis.control import current_build_context
+from hypothesis.errors import InvalidArgument
 
 from warpweave.core.bounds import bounds
 from warpweave.core.constraints import BUILTIN
@@ -23,6 +25,7 @@ from warpweave.core.oracle import Oracle
 from warpweave.core.registry import ENCODINGS, backend, backend_specs
 from warpweave.core.schedule import Schedule
 
+from .reduce import reduce_model
 from .strategies import FEATURES, features
 
 ENCODING_NAMES = ("compact", "paper", "integer")
@@ -134,18 +137,35 @@ def origin(exc: BaseException) -> tuple:
             tb.tb_lineno if tb else 0)
 
 
+def _final_replay() -> bool:
+    """Whether hypothesis is replaying its final, shrunk example (False outside a property)."""
+    try:
+        return current_build_context().is_final
+    except InvalidArgument:
+        return False
+
+
 @contextlib.contextmanager
-def keep_counterexample(prop: str, case: str, *models: Model, **context) -> Iterator[None]:
+def keep_counterexample(prop: str, case: str, *models: Model,
+                        fails: Callable[[Model], bool] | None = None,
+                        **context) -> Iterator[None]:
     """On failure, write each model as a model file `regressions/failed-<prop>-<case>[-k].json`
     and note where; `context` (backend, encoding, max_stages, ...) goes into the note.  Every
     failing example overwrites the file, so the last write is hypothesis' final, shrunk replay
-    (and an interrupted shrink leaves the smallest model so far).  When hypothesis finds distinct
-    failures (raised at different places), the n-th one's files get `-failure<n>` after
-    `<case>`, so none overwrites another's.  `test_crosscheck.test_regression` replays every model
-    file there.  (`WARPWEAVE_REGRESSIONS` names another directory.)"""
+    (and an interrupted shrink leaves the smallest model so far).  On that final replay, with
+    `fails` (does the property still fail on this model?), the one model is first reduced further
+    (`tests/reduce.py`).  When hypothesis finds distinct failures (raised at different places),
+    the n-th one's files get `-failure<n>` after `<case>`, so none overwrites another's.
+    `test_crosscheck.test_regression` replays every model file there.  (`WARPWEAVE_REGRESSIONS`
+    names another directory.)"""
     try:
         yield
     except Exception as exc:
+        if fails is not None and len(models) == 1 and _final_replay():
+            reduced = reduce_model(models[0], fails)
+            note(f"reduced from {len(models[0].ops)} ops / {len(models[0].edges)} edges to "
+                 f"{len(reduced.ops)} / {len(reduced.edges)}")
+            models = (reduced,)
         where = Path(os.environ.get("WARPWEAVE_REGRESSIONS", REGRESSIONS))
         where.mkdir(parents=True, exist_ok=True)
         stem = re.sub(r"[^A-Za-z0-9_=.-]+", "_", "-".join(

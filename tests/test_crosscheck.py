@@ -143,7 +143,14 @@ def compare_every_I_S(spec: str, model: Model, K: int, known: tuple | None, belo
 def check_every_I_S(prop: str, spec: str, model: Model, K: int) -> None:
     count(prop, spec)
     known, below = truth(model, K)
-    with keep_counterexample(prop, spec, model, max_stages=K):
+    def fails(m: Model) -> bool:
+        try:
+            compare_every_I_S(spec, m, K, *truth(m, K))
+        except AssertionError:
+            return True
+        return False
+
+    with keep_counterexample(prop, spec, model, fails=fails, max_stages=K):
         decided = compare_every_I_S(spec, model, K, known, below)
     tally(prop, "oracle decided the optimum" if known else "oracle undecided",
           f"{decided} (I, S) pairs" if decided < 4 else ">= 4 (I, S) pairs")

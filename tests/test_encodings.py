@@ -7,13 +7,16 @@ invalid), on random models covering every feature.
 
 from __future__ import annotations
 
+import attrs
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warpweave.core.constraints import BUILTIN, Memory, RegisterLimit
+from warpweave.core.errors import InputError
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.registry import backend as make_backend
+from warpweave.core.schedule import Schedule
 
 from .crosscheck_support import keep_counterexample
 from .strategies import at_the_limit, models, schedules
@@ -34,6 +37,24 @@ def feasible_with(encoding: str, model, schedule, constraints, backend="sat",
     return result.status.has_solution
 
 
+def disagrees(encoding: str, schedule: Schedule, constraints, check, interval=None):
+    """For the reducer: does the encoding still disagree with `check` on a smaller model, with
+    `schedule` cut down to the model's ops (False where the schedule no longer fits it)?"""
+    def fails(model) -> bool:
+        names = {op.name for op in model.ops}
+        groups = {g.name for g in model.machine.warp_groups}
+        if not {schedule.group[v] for v in names} <= groups:
+            return False
+        s = attrs.evolve(schedule, start={v: schedule.start[v] for v in names},
+                         group={v: schedule.group[v] for v in names})
+        try:
+            return feasible_with(encoding, model, s, constraints, interval=interval) == \
+                bool(check(model, s))
+        except InputError:
+            return False
+    return fails
+
+
 @pytest.mark.parametrize("encoding", ENCODING_NAMES)
 @pytest.mark.parametrize("constraint", BUILTIN, ids=lambda c: c.name)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -43,6 +64,7 @@ def test_encode_agrees_with_check(encoding, constraint, data):
     schedule = data.draw(schedules(model, complete=constraint.name != "completion"))
     c = constraint()
     with keep_counterexample("test_encode_agrees_with_check", f"{c.name}-{encoding}", model,
+                             fails=disagrees(encoding, schedule, [c], c.check),
                              schedule=schedule):
         assert feasible_with(encoding, model, schedule, [c]) == (not c.check(model, schedule))
 
@@ -78,6 +100,7 @@ def test_encode_agrees_with_check_at_the_limit(encoding, constraint, data):
         encoding, interval = "integer", (1, schedule.I + data.draw(st.integers(0, 3)))
     case = f"{c.name}-{encoding if interval is None else 'integer-I-variable'}"
     with keep_counterexample("test_encode_agrees_with_check_at_the_limit", case, model,
+                             fails=disagrees(encoding, schedule, [c], c.check, interval),
                              schedule=schedule, interval=interval):
         assert feasible_with(encoding, model, schedule, [c], interval=interval) == \
             (not c.check(model, schedule))
@@ -96,6 +119,7 @@ def test_all_constraints_together_accept_exactly_the_valid_schedules(encoding, d
         encoding, interval = "integer", (1, schedule.I + data.draw(st.integers(0, 3)))
     case = encoding if interval is None else "integer-I-variable"
     with keep_counterexample("test_all_constraints_together", case, model, schedule=schedule,
+                             fails=disagrees(encoding, schedule, cons, verify, interval),
                              interval=interval):
         assert feasible_with(encoding, model, schedule, cons, interval=interval) == \
             (not verify(model, schedule))
