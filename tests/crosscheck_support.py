@@ -24,8 +24,8 @@ from warpweave.core.model import Model
 from warpweave.core.oracle import Oracle
 from warpweave.core.registry import ENCODINGS, backend, backend_specs
 from warpweave.core.schedule import Schedule
+from warpweave.reduce import reduce_model
 
-from .reduce import reduce_model
 from .strategies import FEATURES, features
 
 ENCODING_NAMES = ("compact", "paper", "integer")
@@ -154,7 +154,7 @@ def keep_counterexample(prop: str, case: str, *models: Model,
     failing example overwrites the file, so the last write is hypothesis' final, shrunk replay
     (and an interrupted shrink leaves the smallest model so far).  On that final replay, with
     `fails` (does the property still fail on this model?), the one model is first reduced further
-    (`tests/reduce.py`).  When hypothesis finds distinct failures (raised at different places),
+    (`warpweave/reduce.py`).  When hypothesis finds distinct failures (raised at different places),
     the n-th one's files get `-failure<n>` after `<case>`, so none overwrites another's.
     `test_crosscheck.test_regression` replays every model file there.  (`WARPWEAVE_REGRESSIONS`
     names another directory.)"""

@@ -78,6 +78,28 @@ def test_a_disagreement_writes_replayable_ir(tmp_path, capsys):
                  str(tmp_path / "c.lp")]) == 0
 
 
+def test_reduce_writes_the_smallest_model_that_still_disagrees(tmp_path, capsys):
+    """Cramped answers a larger I when ops share the unit of capacity 2: the reduced model keeps
+    two such ops and nothing else, and disagrees again when cross-checked."""
+    model = tmp_path / "five.json"
+    model.write_text(json.dumps({"name": "five", "machine": {
+        "units": {"u": 2, "v": 1}, "warp_groups": [{"name": "g", "reg_limit": 64},
+                                                   {"name": "h"}]},
+        "ops": [{"name": "A", "uses": {"u": 1}, "regs": 8}, {"name": "B", "uses": {"u": 1}},
+                {"name": "C", "uses": {"u": 1}, "cycles": 2}, {"name": "D", "uses": {"v": 1}}],
+        "edges": [{"src": "A", "dst": "D"}, {"src": "D", "dst": "D", "distance": 1}]}))
+    ENCODINGS.add("cramped", Cramped)
+    out = tmp_path / "replay"
+    args = ["--backends", "cpsat", "--encodings", "compact,cramped", "--out"]
+    assert main(["crosscheck", str(model), *args, str(out), "--reduce"]) == 1
+    assert "reduced from 4 ops / 2 edges to 2 / 0, still disagreeing" in capsys.readouterr().out
+    reduced = load_model(out / "reduced.json")
+    assert [{u for _, u, _ in op.usage()} for op in reduced.ops] == [{"u"}, {"u"}]
+    assert not any(op.regs for op in reduced.ops)
+    assert len(reduced.machine.warp_groups) == 1
+    assert main(["crosscheck", str(out / "reduced.json"), *args, str(tmp_path / "again")]) == 1
+
+
 def test_a_rejected_schedule_is_reported_with_its_ir(tmp_path, capsys):
     ENCODINGS.add("forgetful", Forgetful)
     out = tmp_path / "replay"

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from warpweave.core.formats import model_from_dict, model_to_dict
-
-from .reduce import reduce_model
+from warpweave.reduce import reduce_model
 
 DOC = {
     "name": "m",

@@ -520,7 +520,7 @@ def cmd_bench(args) -> int:
 
 
 def cmd_crosscheck(args) -> int:
-    from warpweave.crosscheck import crosscheck, parse_list, show_answer
+    from warpweave.crosscheck import crosscheck, parse_list, reduce_disagreement, show_answer
 
     model = load_target(args.model, args.machine, args.params)
     families = [f for f in BACKENDS.load_all() if BACKENDS.get(f).unavailable() is None]
@@ -564,6 +564,13 @@ def cmd_crosscheck(args) -> int:
     if rep.written:
         print(f"  wrote {len(rep.written)} file{'s' * (len(rep.written) != 1)} to "
               f"{rep.written[0].parent}: {', '.join(p.name for p in rep.written)}")
+    if args.reduce and rep.problems:
+        smaller = reduce_disagreement(model, backends, encodings, options, oracle=args.oracle,
+                                      oracle_budget=args.oracle_budget, budget=args.reduce)
+        path = rep.written[0].parent / "reduced.json"
+        write_document(model_to_dict(smaller.replace(name=f"{model.name}-reduced")), path)
+        print(f"  reduced from {len(model.ops)} ops / {len(model.edges)} edges to "
+              f"{len(smaller.ops)} / {len(smaller.edges)}, still disagreeing: {path}")
     return rep.exit_status
 
 
@@ -1037,6 +1044,10 @@ def build_parser() -> argparse.ArgumentParser:
                    "for solve: auto (default), off, unit=K, paper=U")
     p.add_argument("--no-streaming", action="store_true", help="as for solve")
     p.add_argument("--seed", type=int, default=0, help="seed of every solver (default 0)")
+    p.add_argument("--reduce", type=int, nargs="?", const=100, default=0, metavar="N",
+                   help="on a disagreement, also write --out/reduced.json: the model with every "
+                   "edge, op, group and field dropped that the disagreement does not need (at "
+                   "most N more cross-checks, default 100)")
     p.set_defaults(func=cmd_crosscheck)
 
     p = sub.add_parser("backends", help="list the solver backends, their variants and capabilities",

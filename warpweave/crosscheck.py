@@ -8,12 +8,14 @@ rejected inside the search (`SearchBug`).  With `oracle`, the brute-force answer
 (`warpweave.core.oracle`, tiny models only) is compared too.  The replay files are the IR of the
 first `(I, S)` question the disagreeing runs answered differently (or the oracle answers
 differently), one file per run (`Problem.write`; `warpweave export` turns it into LP, SMT-LIB or
-CNF), the model that was solved, and the oracle's schedule there if it has one.
+CNF), the model that was solved, and the oracle's schedule there if it has one.  With
+`--reduce`, also the smallest model on which the disagreement persists (`reduce_disagreement`).
 """
 
 from __future__ import annotations
 
 import re
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -29,6 +31,7 @@ from warpweave.core.registry import ENCODINGS
 from warpweave.core.search import SearchBug, constraint_set
 from warpweave.core.verify import RULES
 from warpweave.pipeline import Options, Run, run_solve
+from warpweave.reduce import reduce_model
 
 DECIDED = ("optimal", "infeasible")
 
@@ -123,6 +126,18 @@ def crosscheck(model: Model, backends: Sequence[str], encodings: Sequence[str],
     if created and not any(out.iterdir()):
         out.rmdir()
     return Report(solved, scale, k, tuple(rows), truth, note, tuple(problems), tuple(written))
+
+
+def reduce_disagreement(model: Model, backends: Sequence[str], encodings: Sequence[str],
+                        options: Options, oracle: bool = False,
+                        oracle_budget: int | None = None, budget: int = 100) -> Model:
+    """The smallest model (`warpweave.reduce`) on which the same cross-check still finds a
+    disagreement: a repro to read and to replay (at most `budget` cross-checks)."""
+    def fails(smaller: Model) -> bool:
+        with tempfile.TemporaryDirectory() as scratch:
+            return bool(crosscheck(smaller, backends, encodings, options, oracle=oracle,
+                                   oracle_budget=oracle_budget, out=Path(scratch)).problems)
+    return reduce_model(model, fails, budget=budget)
 
 
 def _slug(text: str) -> str:

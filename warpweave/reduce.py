@@ -1,9 +1,10 @@
-"""A greedy reducer for counterexample models, run after hypothesis has shrunk one.
+"""A greedy reducer for failing models: the smallest model that still shows a failure.
 
-Hypothesis shrinks the choices that drew a model, so an op that no edge touches, a duplicate edge
-or a field the failure does not need can survive (ops are numbered, and dropping `v2` would
-renumber every edge to `v3`).  The reducer works on the model document instead: it tries one
-deletion or simplification at a time and keeps it while the failure still happens.
+`warpweave crosscheck --reduce` uses it on a disagreement, and the property tests on the model
+hypothesis has shrunk (hypothesis shrinks the choices that drew a model, so an op that no edge
+touches, a duplicate edge or a field the failure does not need can survive: ops are numbered, and
+dropping `v2` would renumber every edge to `v3`).  The reducer works on the model document: it
+tries one deletion or simplification at a time and keeps it while the failure still happens.
 """
 
 from __future__ import annotations
