@@ -162,7 +162,7 @@ def keep_counterexample(prop: str, case: str, *models: Model,
         yield
     except Exception as exc:
         if fails is not None and len(models) == 1 and _final_replay():
-            reduced = reduce_model(models[0], fails)
+            reduced = reduce_model(models[0], fails).model
             note(f"reduced from {len(models[0].ops)} ops / {len(models[0].edges)} edges to "
                  f"{len(reduced.ops)} / {len(reduced.edges)}")
             models = (reduced,)

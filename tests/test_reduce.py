@@ -32,7 +32,7 @@ def read_twice_with_registers(m) -> bool:
 
 
 def test_reduces_to_what_the_failure_needs():
-    m = reduce_model(model_from_dict(DOC), read_twice_with_registers)
+    m = reduce_model(model_from_dict(DOC), read_twice_with_registers).model
     doc = model_to_dict(m)
     assert [op["name"] for op in doc["ops"]] == ["v1", "v2", "v3"]
     assert doc["ops"] == [{"name": "v1", "cycles": 1, "regs": 2},
@@ -44,10 +44,25 @@ def test_reduces_to_what_the_failure_needs():
 
 def test_a_model_that_cannot_shrink_is_kept():
     m = model_from_dict(DOC)
-    assert model_to_dict(reduce_model(m, lambda _: False)) == model_to_dict(m)
+    assert model_to_dict(reduce_model(m, lambda _: False).model) == model_to_dict(m)
 
 
 def test_budget_bounds_the_calls():
     calls = []
-    reduce_model(model_from_dict(DOC), lambda m: calls.append(m) is None, budget=5)
-    assert len(calls) == 5
+    r = reduce_model(model_from_dict(DOC), lambda m: calls.append(m) is None, budget=5)
+    assert len(calls) == r.calls == 5 and not r.interrupted
+
+
+def test_ctrl_c_keeps_the_smallest_model_so_far():
+    """The first two steps succeed (two edges dropped), then the user presses Ctrl-C."""
+    answers = iter([True, True])
+
+    def fails(m) -> bool:
+        try:
+            return next(answers)
+        except StopIteration:
+            raise KeyboardInterrupt from None
+
+    r = reduce_model(model_from_dict(DOC), fails)
+    assert r.interrupted and r.calls == 3
+    assert len(r.model.edges) == len(DOC["edges"]) - 2 and len(r.model.ops) == len(DOC["ops"])

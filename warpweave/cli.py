@@ -565,12 +565,14 @@ def cmd_crosscheck(args) -> int:
         print(f"  wrote {len(rep.written)} file{'s' * (len(rep.written) != 1)} to "
               f"{rep.written[0].parent}: {', '.join(p.name for p in rep.written)}")
     if args.reduce and rep.problems:
-        smaller = reduce_disagreement(model, backends, encodings, options, oracle=args.oracle,
-                                      oracle_budget=args.oracle_budget, budget=args.reduce)
+        red = reduce_disagreement(model, backends, encodings, options, oracle=args.oracle,
+                                  oracle_budget=args.oracle_budget, budget=args.reduce)
         path = rep.written[0].parent / "reduced.json"
-        write_document(model_to_dict(smaller.replace(name=f"{model.name}-reduced")), path)
+        write_document(model_to_dict(red.model.replace(name=f"{model.name}-reduced")), path)
         print(f"  reduced from {len(model.ops)} ops / {len(model.edges)} edges to "
-              f"{len(smaller.ops)} / {len(smaller.edges)}, still disagreeing: {path}")
+              f"{len(red.model.ops)} / {len(red.model.edges)} ({red.calls} cross-checks"
+              f"{'; interrupted: the smallest model so far' if red.interrupted else ''}), "
+              f"still disagreeing: {path}")
     return rep.exit_status
 
 

@@ -31,7 +31,7 @@ from warpweave.core.registry import ENCODINGS
 from warpweave.core.search import SearchBug, constraint_set
 from warpweave.core.verify import RULES
 from warpweave.pipeline import Options, Run, run_solve
-from warpweave.reduce import reduce_model
+from warpweave.reduce import Reduction, reduce_model
 
 DECIDED = ("optimal", "infeasible")
 
@@ -130,13 +130,17 @@ def crosscheck(model: Model, backends: Sequence[str], encodings: Sequence[str],
 
 def reduce_disagreement(model: Model, backends: Sequence[str], encodings: Sequence[str],
                         options: Options, oracle: bool = False,
-                        oracle_budget: int | None = None, budget: int = 100) -> Model:
+                        oracle_budget: int | None = None, budget: int = 100) -> Reduction:
     """The smallest model (`warpweave.reduce`) on which the same cross-check still finds a
-    disagreement: a repro to read and to replay (at most `budget` cross-checks)."""
+    disagreement: a repro to read and to replay (at most `budget` cross-checks).  A Ctrl-C,
+    which the searches absorb, stops the reduction with the smallest model so far."""
     def fails(smaller: Model) -> bool:
         with tempfile.TemporaryDirectory() as scratch:
-            return bool(crosscheck(smaller, backends, encodings, options, oracle=oracle,
-                                   oracle_budget=oracle_budget, out=Path(scratch)).problems)
+            rep = crosscheck(smaller, backends, encodings, options, oracle=oracle,
+                             oracle_budget=oracle_budget, out=Path(scratch))
+        if any(r.run and r.run.outcome.interrupted for r in rep.rows):
+            raise KeyboardInterrupt
+        return bool(rep.problems)
     return reduce_model(model, fails, budget=budget)
 
 

@@ -11,6 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
+import attrs
+
 from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, model_to_dict
 from warpweave.core.model import Model
@@ -51,23 +53,37 @@ def smaller_docs(doc: dict) -> Iterator[dict]:
                                           "warp_groups": [x for x in groups if x is not g]}}
 
 
-def reduce_model(model: Model, fails: Callable[[Model], bool], budget: int = 400) -> Model:
+@attrs.frozen
+class Reduction:
+    """What `reduce_model` reached: the smallest failing model, the calls of `fails` it took,
+    and whether a Ctrl-C stopped it early (then `model` is the smallest found so far)."""
+
+    model: Model
+    calls: int
+    interrupted: bool = False
+
+
+def reduce_model(model: Model, fails: Callable[[Model], bool], budget: int = 400) -> Reduction:
     """The smallest model reachable from `model` by steps of `smaller_docs` on which `fails`
-    still holds (greedy, first step that works; at most `budget` calls of `fails`)."""
+    still holds (greedy, first step that works; at most `budget` calls of `fails`).  A
+    KeyboardInterrupt (from `fails` or the user) stops it with what it has."""
     doc = model_to_dict(model)
     calls = 0
     progress = True
-    while progress and calls < budget:
-        progress = False
-        for candidate in smaller_docs(doc):
-            try:
-                smaller = model_from_dict(candidate)
-            except InputError:
-                continue
-            calls += 1
-            if fails(smaller):
-                doc, progress = model_to_dict(smaller), True
-                break
-            if calls >= budget:
-                break
-    return model_from_dict(doc)
+    try:
+        while progress and calls < budget:
+            progress = False
+            for candidate in smaller_docs(doc):
+                try:
+                    smaller = model_from_dict(candidate)
+                except InputError:
+                    continue
+                calls += 1
+                if fails(smaller):
+                    doc, progress = model_to_dict(smaller), True
+                    break
+                if calls >= budget:
+                    break
+    except KeyboardInterrupt:
+        return Reduction(model_from_dict(doc), calls, interrupted=True)
+    return Reduction(model_from_dict(doc), calls)
