@@ -138,37 +138,34 @@ def _span(s: Schedule, e: Edge) -> int:
     return s.start[e.dst] + e.distance * s.I - s.start[e.src]
 
 
-def live_copies(model: Model, s: Schedule, r: int) -> dict[str, int]:
-    """Copies of each value live at cycle r of the infinite loop (rule 4 with no end of Q):
-    instance j is live on [M(v) + j*I, latest data read) for every integer j."""
-    out = {}
-    for op in model.ops:
-        v = op.name
-        life = max((_span(s, e) for e in model.out_edges(v) if e.is_data), default=0)
-        n = (r - s.start[v]) // s.I - (r - s.start[v] - life) // s.I
-        if n:
-            out[v] = n
-    return out
-
-
 def steady_peaks(model: Model, s: Schedule) -> tuple[SteadyPeak, ...]:
     """Per group (registers) and memory (footprint), the loop's peak live weight over modulo
-    slots: the loop can hold more at once than Q, where the verifier checks the limits."""
+    slots: the loop can hold more at once than Q, where the verifier checks the limits.  Rule 4
+    with no end of Q: instance j of v is live on [M(v) + j*I, its latest data read)."""
+    life = {op.name: max((_span(s, e) for e in model.out_edges(op.name) if e.is_data), default=0)
+            for op in model.ops}
+
+    def copies(v: str, r: int) -> int:
+        """Instances of v live at cycle r (any r: the count repeats every I)."""
+        return (r - s.start[v]) // s.I - (r - s.start[v] - life[v]) // s.I
+
     pools = [("registers", g.name, g.reg_limit,
               lambda op, g=g.name: op.regs if s.group[op.name] == g else 0)
              for g in model.machine.warp_groups]
     pools += [("memory", m.name, m.capacity, lambda op, m=m.name: op.footprint_in(m))
               for m in model.machine.memories]
     # Live weight only rises where some instance issues, so those slots hold every peak.
-    slots = {r: live_copies(model, s, r) for r in sorted({t % s.I for t in s.start.values()})}
+    slots = sorted({t % s.I for t in s.start.values()})
     peaks = []
     for kind, pool, limit, weight in pools:
         best = None
-        for r, live in slots.items():
-            held = tuple((v, n) for v, n in live.items() if weight(model.op(v)))
-            total = sum(weight(model.op(v)) * n for v, n in held)
+        for r in slots:
+            held = [(op, copies(op.name, r)) for op in model.ops if weight(op)]
+            held = [(op, n) for op, n in held if n]
+            total = sum(weight(op) * n for op, n in held)
             if best is None or total > best.peak:
-                best = SteadyPeak(kind, pool, total, limit, r, held)
+                best = SteadyPeak(kind, pool, total, limit, r,
+                                  tuple((op.name, n) for op, n in held))
         peaks.append(best)
     return tuple(peaks)
 
