@@ -37,22 +37,35 @@ def feasible_with(encoding: str, model, schedule, constraints, backend="sat",
     return result.status.has_solution
 
 
-def disagrees(encoding: str, schedule: Schedule, constraints, check, interval=None):
-    """For the reducer: does the encoding still disagree with `check` on a smaller model, with
-    `schedule` cut down to the model's ops (False where the schedule no longer fits it)?"""
-    def fails(model) -> bool:
-        names = {op.name for op in model.ops}
-        groups = {g.name for g in model.machine.warp_groups}
+def assert_agrees(prop: str, case: str, encoding: str, model, schedule: Schedule,
+                  constraints, check, data) -> None:
+    """With `schedule` pinned, the encoding is feasible iff `check` (a rule's semantics) finds
+    nothing; "integer/I variable" is the integer encoding with I a variable over a drawn range.
+    On failure the model is saved (`keep_counterexample`), reduced to what still disagrees with
+    `schedule` cut down to its ops."""
+    interval = None
+    if encoding == "integer/I variable":
+        interval = (1, schedule.I + data.draw(st.integers(0, 3)))
+    solved = "integer" if interval else encoding
+
+    def fails(smaller) -> bool:
+        names = {op.name for op in smaller.ops}
+        groups = {g.name for g in smaller.machine.warp_groups}
         if not {schedule.group[v] for v in names} <= groups:
             return False
         s = attrs.evolve(schedule, start={v: schedule.start[v] for v in names},
                          group={v: schedule.group[v] for v in names})
         try:
-            return feasible_with(encoding, model, s, constraints, interval=interval) == \
-                bool(check(model, s))
+            return feasible_with(solved, smaller, s, constraints, interval=interval) == \
+                bool(check(smaller, s))
         except InputError:
             return False
-    return fails
+
+    label = encoding.replace("/I variable", "-I-variable")
+    with keep_counterexample(prop, f"{case}-{label}" if case else label, model, fails=fails,
+                             schedule=schedule, interval=interval):
+        assert feasible_with(solved, model, schedule, constraints, interval=interval) == \
+            (not check(model, schedule))
 
 
 @pytest.mark.parametrize("encoding", ENCODING_NAMES)
@@ -63,10 +76,8 @@ def test_encode_agrees_with_check(encoding, constraint, data):
     model = data.draw(models())
     schedule = data.draw(schedules(model, complete=constraint.name != "completion"))
     c = constraint()
-    with keep_counterexample("test_encode_agrees_with_check", f"{c.name}-{encoding}", model,
-                             fails=disagrees(encoding, schedule, [c], c.check),
-                             schedule=schedule):
-        assert feasible_with(encoding, model, schedule, [c]) == (not c.check(model, schedule))
+    assert_agrees("test_encode_agrees_with_check", c.name, encoding, model, schedule, [c],
+                  c.check, data)
 
 
 @pytest.mark.parametrize("constraint", BUILTIN, ids=lambda c: c.name)
@@ -95,15 +106,8 @@ def test_encode_agrees_with_check_at_the_limit(encoding, constraint, data):
     model = data.draw(models())
     schedule = data.draw(schedules(model))
     model = data.draw(at_the_limit(model, schedule, c.check))
-    interval = None
-    if encoding == "integer/I variable":
-        encoding, interval = "integer", (1, schedule.I + data.draw(st.integers(0, 3)))
-    case = f"{c.name}-{encoding if interval is None else 'integer-I-variable'}"
-    with keep_counterexample("test_encode_agrees_with_check_at_the_limit", case, model,
-                             fails=disagrees(encoding, schedule, [c], c.check, interval),
-                             schedule=schedule, interval=interval):
-        assert feasible_with(encoding, model, schedule, [c], interval=interval) == \
-            (not c.check(model, schedule))
+    assert_agrees("test_encode_agrees_with_check_at_the_limit", c.name, encoding, model,
+                  schedule, [c], c.check, data)
 
 
 @pytest.mark.parametrize("encoding", [*ENCODING_NAMES, "integer/I variable"])
@@ -113,16 +117,8 @@ def test_all_constraints_together_accept_exactly_the_valid_schedules(encoding, d
     from warpweave.core.verify import verify
     model = data.draw(models())
     schedule = data.draw(schedules(model))
-    cons = [c() for c in BUILTIN]
-    interval = None
-    if encoding == "integer/I variable":
-        encoding, interval = "integer", (1, schedule.I + data.draw(st.integers(0, 3)))
-    case = encoding if interval is None else "integer-I-variable"
-    with keep_counterexample("test_all_constraints_together", case, model, schedule=schedule,
-                             fails=disagrees(encoding, schedule, cons, verify, interval),
-                             interval=interval):
-        assert feasible_with(encoding, model, schedule, cons, interval=interval) == \
-            (not verify(model, schedule))
+    assert_agrees("test_all_constraints_together", "", encoding, model, schedule,
+                  [c() for c in BUILTIN], verify, data)
 
 
 def test_decode_returns_what_was_pinned(fa_model):
