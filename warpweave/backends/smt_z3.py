@@ -114,6 +114,22 @@ class Z3Session(LoadedSession):
             add(ref, handle, t.as_ast())
         if optimize:
             self.handle = self.solver.minimize(self.tr.objective)
+            # After a timeout `Optimize.model()` may be a partial assignment of an unfinished
+            # search, not the best solution found: each improvement is kept as it arrives.
+            self.improved: dict | None = None
+            self.solver.set_on_model(self._on_model)
+
+    def _on_model(self, model) -> None:
+        """z3's callback on each improving solution (the model lives only during the call).  An
+        interrupt landing while the model is read cancels the read: that improvement is lost."""
+        import z3
+
+        try:
+            values = self._values(model)
+        except z3.Z3Exception:
+            return
+        if not self.problem.check(values):
+            self.improved = values
 
     def run(self, assumptions: list[Lit], deadline: Deadline) -> Outcome:
         import z3
@@ -125,9 +141,16 @@ class Z3Session(LoadedSession):
         # maxcore::check_sat_hill_climb).  `Context.interrupt`, repeated from a timer thread
         # until the call returns, stops it; an interrupt that lands after the call is dropped
         # (z3 cancels only a running check).
-        with interrupt_at(deadline, self.ctx.interrupt):
-            answer = self.solver.check(*[self.tr.lit(x) for x in assumptions])
         optimize = self.problem.objective is not None
+        if optimize:
+            self.improved = None  # solutions of an earlier call may break these assumptions
+        with interrupt_at(deadline, self.ctx.interrupt):
+            try:
+                answer = self.solver.check(*[self.tr.lit(x) for x in assumptions])
+            except z3.Z3Exception as exc:  # with an on-model callback a cancel raises
+                if not optimize or "canceled" not in str(exc):
+                    raise
+                answer = z3.unknown
         how = "z3 Optimize" if optimize else "feasibility"
         if answer == z3.unsat:
             return Outcome(Status.UNSAT, how=how)
@@ -138,13 +161,13 @@ class Z3Session(LoadedSession):
         if optimize:
             # After a timeout the optimizer's model may be its best solution so far or a partial
             # assignment of an unfinished search (seen on random 3-SAT): keep it only if it
-            # satisfies every constraint.
+            # satisfies every constraint, else the last improvement z3 reported.
             try:
                 values = self._values(self.solver.model())
             except z3.Z3Exception:
                 values = None
-            if values is not None and self.problem.check(values):
-                values = None
+            if values is None or self.problem.check(values):
+                values = self.improved
         return Outcome(deadline.gave_up(), values, bound,
                        how=f"{how}: {self.solver.reason_unknown()}")
 
