@@ -8,7 +8,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 import tempfile
 from pathlib import Path
 
@@ -28,11 +27,11 @@ EXTERNAL = settings(max_examples=int(os.environ.get("WARPWEAVE_EXPORT_EXAMPLES",
 
 
 def binary(name: str) -> str:
-    """The system's solver binary.  The virtualenv's own bin/ is skipped: python-mip's `cbcbox`
-    installs a `cbc` there (a development build with a different output format)."""
-    venv = os.path.realpath(sys.prefix)
+    """The system's solver binary.  Virtualenvs' bin/ directories are skipped (this one's and any
+    other on PATH): python-mip's `cbcbox` installs a `cbc` there (a development build with a
+    different output format)."""
     search = [d for d in os.environ.get("PATH", "").split(os.pathsep)
-              if d and not os.path.realpath(d).startswith(venv + os.sep)]
+              if d and not os.path.exists(os.path.join(d, os.pardir, "pyvenv.cfg"))]
     path = shutil.which(name, path=os.pathsep.join(search))
     if path is None:
         message = (f"external solver {name!r} not on PATH outside the virtualenv "
