@@ -225,6 +225,21 @@ def test_z3_timeout_keeps_the_last_improvement(monkeypatch):
     assert r.objective == p.objective_value(r.values) and r.bound < r.objective
 
 
+def test_z3_sessions_are_freed():
+    """z3 keeps on-model callbacks in a module-global table until their Optimize is freed: the
+    session's callback must not keep the session (and so the Optimize) alive."""
+    import gc
+
+    import z3
+
+    before = len(z3.z3._on_models)
+    p = random_3sat(300, ratio=3.0, seed=2, objective=True)
+    for _ in range(3):
+        backend("z3").solve(p, time_limit=0.1)
+    gc.collect()
+    assert len(z3.z3._on_models) == before
+
+
 def test_time_limit_then_session_still_answers():
     """After an interrupted call, the same session answers an easy question correctly."""
     p = random_3sat(400)

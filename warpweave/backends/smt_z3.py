@@ -12,6 +12,7 @@ leak into each other.
 from __future__ import annotations
 
 import ctypes
+import weakref
 
 from warpweave.backends.base import ASSUMPTIONS, INTEGERS, OPTIMIZE, TIME_LIMIT, UNSAT_PROOF, Status
 from warpweave.backends.driver import (
@@ -116,8 +117,11 @@ class Z3Session(LoadedSession):
             self.handle = self.solver.minimize(self.tr.objective)
             # After a timeout `Optimize.model()` may be a partial assignment of an unfinished
             # search, not the best solution found: each improvement is kept as it arrives.
+            # z3 keeps the callback in a module-global table until the Optimize object is
+            # freed, so it holds the session only weakly (else neither is ever freed).
             self.improved: dict | None = None
-            self.solver.set_on_model(self._on_model)
+            session = weakref.ref(self)
+            self.solver.set_on_model(lambda model: session() and session()._on_model(model))
 
     def _on_model(self, model) -> None:
         """z3's callback on each improving solution (the model lives only during the call).  An
