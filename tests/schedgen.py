@@ -74,8 +74,17 @@ def _draw(rng: random.Random, max_ops: int) -> tuple[Model, Schedule] | None:
             continue
         if by[u].is_async and by[u].cycles > room:
             continue  # an async op's result is there when it completes, not before
-        delay = by[u].cycles if by[u].cycles <= room else rng.randint(0, room)
+        if by[u].is_async:  # readers of one async result at different delays (issue 20)
+            delay = rng.choice((by[u].cycles, room, rng.randint(by[u].cycles, room)))
+        else:
+            delay = by[u].cycles if by[u].cycles <= room else rng.randint(0, room)
         edges.append(Edge(u, v, delay, dist, kind, rng.random() < 0.2))
+    for u in names:  # an async MMA read in its group at tight, different delays (issue 20)
+        if by[u].is_async and any("tc" in row for row in by[u].rrt):
+            readers = [v for v in names if group[v] == group[u]
+                       and start[v] - start[u] >= by[u].cycles]
+            for v in rng.sample(readers, min(len(readers), rng.randint(0, 3))):
+                edges.append(Edge(u, v, start[v] - start[u]))
     model = Model("random", machine, ops, edges)
     try:
         check_model(model)

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 from warpweave.codegen.lower import lower
 from warpweave.codegen.simulate import Simulator, simulate
 from warpweave.codegen.warp_ir import WaitFull, WaitGroup
-from warpweave.core.formats import load_schedule
+from warpweave.core.formats import load_model, load_schedule
 
 from .conftest import EXAMPLES
 from .schedgen import random_case
@@ -207,3 +207,36 @@ def test_real_latency_of_an_unknown_op_is_an_error():
     m, s, p, _ = two_loads(2)
     with pytest.raises(ValueError, match="nope"):
         simulate(m, s, p, 24, real_latency={"nope": 3})
+
+
+def _slowest_reader_waits(p):
+    """The planted defect of issue 20: every reader of an async result waits for the largest
+    delay among that result's readers (a wait for the whole op, sized for its slowest reader)."""
+    groups = []
+    for g in p.groups:
+        most = {}
+        for x in g.body:
+            if isinstance(x, WaitGroup):
+                for op, _, d in x.waits:
+                    most[op] = max(most.get(op, 0), d)
+        body = tuple(attrs.evolve(x, waits=tuple((op, lag, most[op]) for op, lag, _ in x.waits))
+                     if isinstance(x, WaitGroup) else x for x in g.body)
+        groups.append(attrs.evolve(g, body=body))
+    return attrs.evolve(p, groups=tuple(groups))
+
+
+def test_each_reader_of_an_async_result_waits_for_its_own_delay():
+    """Issue 20: v1 is async with readers at delay 2 (v2) and 3 (v3), I = 6.  Each reader gets
+    its own wait for what its edge needs; v2 is not held until v3's delay."""
+    m = load_model(EXAMPLES / "async-readers.json")
+    s = load_schedule(EXAMPLES / "async-readers.schedule.json", m)
+    p = lower(m, s)
+    assert [x.waits for x in p.groups[0].body if isinstance(x, WaitGroup)] == [
+        (("v1", 0, 2),), (("v1", 0, 3),)]
+    r = simulate(m, s, p, 64)
+    assert r.realizes and r.passed and r.rate == Fraction(1, 6) and r.first_late is None
+    bad = simulate(m, s, _slowest_reader_waits(p), 64)
+    assert not bad.passed and bad.rate == Fraction(1, 7) and bad.late > 0
+    assert str(bad.first_late) == ("v2#0 issued at cycle 3, planned 2: its stream waited at "
+                                   "WaitGroup(0) for v1#0 until cycle 3")
+    assert bad.verdict().startswith("FAILED: rate 1/7 misses 1/I = 1/6")

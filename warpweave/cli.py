@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
@@ -703,7 +703,21 @@ def _lowered(args):
         return None
     model, schedule, streaming = got
     ahead = {x.op: x.depth(schedule.I) for x in streaming}
-    return model, schedule, lower(model, schedule, run_ahead=ahead), streaming
+    depths = _depths(model, getattr(args, "depth", None) or ())
+    return model, schedule, lower(model, schedule, depths, run_ahead=ahead), streaming
+
+
+def _depths(model: Model, pairs: Sequence[str]) -> dict[str, int]:
+    """`--depth VALUE=N` pairs: ring depths to use instead of the plan's (an experiment)."""
+    out = {}
+    for pair in pairs:
+        name, _, n = pair.partition("=")
+        if not n.isdigit() or int(n) < 1:
+            raise InputError("expected VALUE=N with N >= 1", ("--depth",), pair)
+        if not model.has_op(name):
+            raise InputError(f"unknown op {name!r}", ("--depth",), pair)
+        out[name] = int(n)
+    return out
 
 
 def cmd_emit(args) -> int:
@@ -792,12 +806,13 @@ def cmd_simulate(args) -> int:
                    args.pace, real)
     if args.json:
         _print_json({"model": model.name, "I": schedule.I, "iterations": res.iterations,
-                     "ok": res.ok, "deadlock": list(res.deadlock),
-                     "races": [str(r) for r in res.races],
+                     "passed": res.passed, "verdict": res.verdict(), "ok": res.ok,
+                     "deadlock": list(res.deadlock), "races": [str(r) for r in res.races],
                      "rate": str(res.rate) if res.rate is not None else None,
                      "target": str(res.target), "gap": res.gap(), "stalls": res.stalls,
-                     "late": res.late, "real_latency": real,
-                     "makespan": res.makespan})
+                     "late": res.late,
+                     "first_late": str(res.first_late) if res.first_late else None,
+                     "real_latency": real, "makespan": res.makespan})
     else:
         lat = f"jitter {args.jitter:g}% (seed {args.seed})" if args.jitter else "fixed latencies"
         print(f"{model.name}: {res.iterations} iterations, {lat}, {args.pace} pacing, "
@@ -806,17 +821,20 @@ def cmd_simulate(args) -> int:
             print(f"  streaming {op}: real latency {cycles}, issued as early as it may")
         print(f"  deadlock: {'; '.join(res.deadlock) or 'none'}")
         print(f"  races: {len(res.races)}")
-        if args.pace == "schedule":
-            print(f"  ops issued after their planned cycle: {res.late}")
         for r in res.races[:10]:
             print(f"    {r}")
+        if args.pace == "schedule":
+            print(f"  ops issued after their planned cycle: {res.late}")
+            if res.first_late:
+                print(f"    first: {res.first_late}")
         rate = f"{res.rate} = {float(res.rate):.4f}" if res.rate is not None else "n/a"
         print(f"  steady state: {rate} iterations/cycle; 1/I = {res.target}")
         gap = res.gap()
         print(f"  {'gap: ' + gap if gap else 'reaches 1/I'}")
         for k, v in sorted(res.stalls.items(), key=lambda kv: -kv[1])[:6]:
             print(f"    stall {k}: {v} cycles")
-    return EXIT_OK if res.ok else EXIT_NO
+        print(f"  {res.verdict()}")
+    return EXIT_OK if res.passed else EXIT_NO
 
 
 def cmd_draw(args) -> int:
@@ -972,7 +990,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("simulate", help="run the warp programs in a discrete-event simulator",
                        description="Simulate the warp programs of a valid schedule: deadlock, "
                        "ring-slot races and wrong-iteration reads are reported, and the "
-                       "steady-state rate is compared with 1/I. Exit 0 clean, 1 otherwise.")
+                       "steady-state rate is compared with 1/I. Exit 1 on a deadlock or race, "
+                       "and, with fixed latencies and the schedule's pacing (the schedule "
+                       "itself), when the rate misses 1/I or an op issues late (the first late "
+                       "op and the wait that held it are named); else 0.")
     _target_arguments(p)
     p.add_argument("--schedule", help="schedule file (.json or .toml); without it the target "
                    "is solved with the solve options below")
@@ -985,6 +1006,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--real-latency", action="store_true",
                    help="run the streaming loads (solved at zero latency) at their real latency, "
                    "each issued as early as its stream, waits and ring slots allow")
+    p.add_argument("--depth", action="append", default=[], metavar="VALUE=N",
+                   help="give VALUE's ring N slots instead of the plan's (an experiment: what "
+                   "a shallower or deeper ring does); repeatable")
     p.add_argument("--json", action="store_true", help="print JSON")
     p.set_defaults(func=cmd_simulate)
 

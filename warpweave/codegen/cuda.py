@@ -146,7 +146,7 @@ class _Printer:
         for g in p.groups:
             for x in g.body:
                 if isinstance(x, WaitGroup):
-                    for op, wlag in x.waits:
+                    for op, wlag, _ in x.waits:
                         commit = next(c for c in g.body if isinstance(c, Commit) and c.op == op)
                         self.done[op] = max(self.done.get(op, 1), wlag - commit.lag + 1)
         reg_depths = [b.depth for v, b in p.plan.buffers.items() if v not in self.smem_values]
@@ -237,7 +237,7 @@ class _Printer:
             if self.arch == "sm_90a":
                 return [f"ww::mma_wait_group<{x.n}>();"]
             out = []
-            for op, wlag in x.waits:
+            for op, wlag, _ in x.waits:
                 d = self.done[op]
                 i = f"(({k}) - {wlag})"
                 out.append(f"if ({i} >= 0 && {i} < n) ww::mbar_wait(&ww_done_{_ident(op)}"

@@ -73,10 +73,11 @@ def _channel_points(ch: Channel, group: str, pos: dict[str, int]):
 
 
 def _wait_counts(body: list[Instr | tuple]) -> list[Instr]:
-    """Replace ("waitgroup", lag, [(op, lag)]) placeholders by WaitGroup(n) counted over commits."""
+    """Replace each reader's ("waitgroup", lag, {(op, lag): delay}) placeholder by its own
+    WaitGroup: the instances it needs with its own edges' delays, and the wgmma count `n` that
+    waits for them (the commits after the newest awaited one, counted around the trip)."""
     commits = [i for i, x in enumerate(body) if isinstance(x, Commit)]
-    where = {x.op: i for i, x in enumerate(body) if isinstance(x, Commit)}
-    per_trip = len(commits)
+    where = {x.op: (i, x.lag) for i, x in enumerate(body) if isinstance(x, Commit)}
     out: list[Instr] = []
     for i, x in enumerate(body):
         if not isinstance(x, tuple):
@@ -85,18 +86,14 @@ def _wait_counts(body: list[Instr | tuple]) -> list[Instr]:
         _, lag, waits = x
         ns = []
         for op, wlag in waits:
-            pc = where[op]
-            trips_back = wlag - next(c.lag for c in body if isinstance(c, Commit) and c.op == op)
+            pc, clag = where[op]
+            trips_back = wlag - clag
             if trips_back == 0:
                 ns.append(sum(1 for c in commits if pc < c < i))
             else:
-                ns.append(sum(1 for c in commits if c > pc) + (trips_back - 1) * per_trip
+                ns.append(sum(1 for c in commits if c > pc) + (trips_back - 1) * len(commits)
                           + sum(1 for c in commits if c < i))
-        prev = out[-1] if out else None
-        if isinstance(prev, WaitGroup):
-            out[-1] = WaitGroup(min(prev.n, *ns), min(prev.lag, lag), prev.waits + tuple(waits))
-        else:
-            out.append(WaitGroup(min(ns), lag, tuple(waits)))
+        out.append(WaitGroup(min(ns), lag, tuple((op, wl, d) for (op, wl), d in waits.items())))
     return out
 
 
@@ -139,13 +136,14 @@ def _group_program(model: Model, s: Schedule, p: Plan, group: str,
     body: list = []
     for v in order:
         sv = s.stage(v)
-        hazards, waits = [], []
+        hazards, waits = [], {}
         for e in model.in_edges(v):
             kind = edge_sync(model, s, e)
             if kind == "local":
                 hazards.append(Hazard(e.src, sv + e.distance, e.delay))
-            elif kind == "mma":
-                waits.append((e.src, sv + e.distance))
+            elif kind == "mma":  # this reader's own need: its edge's delay
+                key = (e.src, sv + e.distance)
+                waits[key] = max(waits.get(key, 0), e.delay)
         if waits:
             body.append(("waitgroup", sv, waits))
         for name, ch in p.channels.items():  # aref get: before the first reader of an instance

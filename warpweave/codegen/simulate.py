@@ -69,8 +69,25 @@ class Race:
 
 
 @attrs.frozen
+class Late:
+    """An op instance issued after its planned cycle, and what held it: the wait (or hazard, or
+    busy unit) its stream was blocked on past that cycle."""
+
+    op: str
+    iteration: int
+    planned: int
+    issued: int
+    cause: str
+
+    def __str__(self) -> str:
+        return (f"{self.op}#{self.iteration} issued at cycle {self.issued}, planned "
+                f"{self.planned}: {self.cause}")
+
+
+@attrs.frozen
 class SimResult:
-    """What a run found: deadlock and races, and the steady-state rate against 1/I."""
+    """What a run found: deadlock and races, the steady-state rate against 1/I, and the ops
+    issued after their planned cycle (the first of them with its cause)."""
 
     iterations: int
     makespan: int
@@ -81,10 +98,31 @@ class SimResult:
     stalls: dict[str, int]
     finish: tuple[int, ...]
     late: int = 0  # op instances issued after their planned cycle j*I + M(op)
+    first_late: Late | None = None
+    jitter: float = 0.0
+    pace: str = "schedule"
 
     @property
     def ok(self) -> bool:
+        """No deadlock and no race: the synchronization is correct (any latencies, pacing)."""
         return not self.deadlock and not self.races
+
+    @property
+    def exact(self) -> bool:
+        """Fixed latencies and the schedule's pacing: the run is the schedule itself, so it must
+        reach 1/I with no op late (DESIGN section 6)."""
+        return not self.jitter and self.pace == "schedule"
+
+    @property
+    def realizes(self) -> bool:
+        """The program realizes the schedule: correct, at exactly 1/I, no op issued late."""
+        return self.ok and self.rate == self.target and self.late == 0
+
+    @property
+    def passed(self) -> bool:
+        """The check `warpweave simulate` makes: correct always; with fixed latencies and the
+        schedule's pacing also realizing the schedule."""
+        return self.realizes if self.exact else self.ok
 
     def gap(self) -> str | None:
         """None when the rate reaches 1/I, else why not (the largest stalls)."""
@@ -93,6 +131,35 @@ class SimResult:
         top = sorted(self.stalls.items(), key=lambda kv: -kv[1])[:3]
         why = ", ".join(f"{k} {v} cycles" for k, v in top) or "no stall recorded"
         return f"rate {self.rate} < 1/I = {self.target}: stalls {why}"
+
+    def verdict(self) -> str:
+        """One line: what was checked and whether it held (with the reason when it did not)."""
+        if self.deadlock:
+            return "FAILED: deadlock"
+        if self.races:
+            return f"FAILED: {len(self.races)} race(s)"
+        if self.exact:
+            if self.realizes:
+                return "ok: the program realizes the schedule (1/I, no op late)"
+            what = []
+            if self.rate != self.target:
+                what.append(f"rate {self.rate} misses 1/I = {self.target}")
+            if self.late:
+                what.append(f"{self.late} op(s) issued late, first {self.first_late}")
+            return "FAILED: " + "; ".join(what)
+        reach = ("reaches 1/I" if self.rate is not None and self.rate >= self.target
+                 else f"rate {self.rate} is below 1/I = {self.target}")
+        why = []
+        if self.jitter:
+            why.append(f"with {self.jitter:.0%} jitter a late result holds its readers back, "
+                       "which is what the barriers are for")
+        if self.pace == "greedy":
+            why.append("greedy pacing issues each op as soon as its stream allows, as warps do "
+                       "without a clock to wait for; below 1/I, an op that issued early may have "
+                       "taken the unit slot the schedule gave another op: the waits alone do "
+                       "not keep the schedule's order (--pace schedule checks the schedule "
+                       "itself)")
+        return f"ok: no deadlock or race; {reach}, not checked: " + "; ".join(why)
 
 
 class _Stream:
@@ -105,8 +172,11 @@ class _Stream:
         self.pc = 0
         self.blocked_since: int | None = None
         self.pacing = False
-        self.commits: list[list[tuple[str, int]]] = []
+        self.commits = 0                                  # async groups committed so far
+        self.committed: dict[tuple[str, int], int] = {}   # MMA instance -> its group's number
         self.open: list[tuple[str, int]] = []
+        self.held: tuple[str, int] | None = None  # the last wait that blocked it, released when
+        self.why: str | None = None  # what holds its next issue back (a hazard, a busy unit)
 
     @property
     def done(self) -> bool:
@@ -163,6 +233,8 @@ class Simulator:
         self.races: list[Race] = []
         self.stalls: dict[str, int] = defaultdict(int)
         self.late = 0
+        self.first_late: Late | None = None
+        self.jitter = jitter
 
     def planned(self, op: str, j: int) -> int:
         """The cycle the schedule issues `op` of iteration `j` at (after the head start)."""
@@ -177,10 +249,8 @@ class Simulator:
         return self.issued[(op, j)] + max(0, delay + self._extra(op, j))
 
     def completion(self, op: str, j: int) -> int:
-        """When every successor may use the instance: its latest out-edge delay (its cycles if it
-        has no successor), which is what a wait for its completion waits for."""
-        delays = [e.delay for e in self.m.out_edges(op)] or [self.m.op(op).cycles]
-        return self.ready(op, j, max(delays))
+        """When the instance is done: its issue plus its latency."""
+        return self.issued[(op, j)] + self.lat[(op, j)]
 
     def _anti(self, reader: str, value: str) -> list[int]:
         return [e.delay for e in self.m.out_edges(reader) if e.dst == value and not e.is_data]
@@ -226,7 +296,9 @@ class Simulator:
             self._later(when, "empty", (x.channel, j))
             return True
         if isinstance(x, Commit):
-            st.commits.append(st.open)
+            for inst in st.open:
+                st.committed[inst] = st.commits
+            st.commits += 1
             st.open = []
             return True
         if isinstance(x, WaitGroup):
@@ -263,15 +335,22 @@ class Simulator:
             r = self.ready(h.op, i, h.delay)
             if r > self.t:
                 retry.append(r)
+                st.why = f"its in-group dependence on {h.op}#{i} (ready at cycle {r})"
         if retry:
             return max(retry)
         for c, unit, count in op.usage():
             if self.units[(unit, self.t + c)] + count > self.cap[unit]:
+                st.why = f"unit {unit} busy at cycle {self.t + c}"
                 return self.t + 1
         for c, unit, count in op.usage():
             self.units[(unit, self.t + c)] += count
         self.issued[(x.op, j)] = self.t
-        self.late += x.op not in self.real and self.t > self.planned(x.op, j)
+        if x.op not in self.real and self.t > self.planned(x.op, j):
+            self.late += 1
+            if self.first_late is None:
+                self.first_late = Late(x.op, j, self.planned(x.op, j), self.t,
+                                       self._cause(st, self.planned(x.op, j)))
+        st.why = None
         for rd in x.reads:
             self._read(st, x.op, j, rd.value, k - rd.lag)
         buf = self.p.plan.buffers.get(x.op)
@@ -280,6 +359,15 @@ class Simulator:
         if async_kind(op) == "mma":
             st.open.append((x.op, j))
         return True
+
+    def _cause(self, st: _Stream, planned: int) -> str:
+        """What held a late issue: its own hazard or unit, else the wait that released its
+        stream after the planned cycle, else an earlier issue of the stream."""
+        if st.why:
+            return f"held by {st.why}"
+        if st.held is not None and st.held[1] > planned:
+            return f"its stream waited at {st.held[0]} until cycle {st.held[1]}"
+        return "its stream reached it late (an earlier issue in the stream was late)"
 
     def _read(self, st: _Stream, reader: str, rj: int, value: str, i: int) -> None:
         if i < 0:
@@ -318,15 +406,21 @@ class Simulator:
         self.unread[(value, j)] = {(e.dst, j + e.distance) for e in self.m.out_edges(value)
                                    if e.is_data and j + e.distance < self.n}
 
-    def _wait_group(self, st: _Stream, k: int, x: WaitGroup) -> bool:
-        older = st.commits[:max(0, len(st.commits) - x.n)]  # all but the newest n groups
-        if any(self.completion(op, j) > self.t for grp in older for op, j in grp):
-            return False
-        for op, lag in x.waits:
+    def _wait_group(self, st: _Stream, k: int, x: WaitGroup) -> int | bool:
+        """Returns when every awaited instance is there for this reader's own edges (else the
+        cycle to retry at); then checks that the wgmma count `n` waits for each of them too:
+        its group is not among the newest `n` committed."""
+        due = [self.ready(op, k - lag, delay) for op, lag, delay in x.waits
+               if (op, k - lag) in self.issued]
+        if any(r > self.t for r in due):
+            return max(due)
+        for op, lag, _ in x.waits:
             j = k - lag
-            if 0 <= j < self.n and (op, j) in self.issued and self.completion(op, j) > self.t:
-                self._race("wait-group", f"wait_group({x.n}) in {st.name} returns while "
-                           f"{op}#{j} still runs")
+            got = st.committed.get((op, j))
+            if 0 <= j < self.n and (got is None or got >= st.commits - x.n):
+                self._race("wait-group", f"wait_group({x.n}) in {st.name} would return with "
+                           f"{op}#{j} " + ("not committed" if got is None else
+                                           "among the newest groups, still pending"))
         return True
 
     def _named_sync(self, st: _Stream, x: NamedSync) -> bool:
@@ -395,6 +489,8 @@ class Simulator:
                                 lost = self.t - max(st.blocked_since, self._due(st))
                                 if lost > 0:
                                     self.stalls[_why(x, st.name)] += lost
+                                if not isinstance(x, Issue):
+                                    st.held = (_show(x, k), self.t)
                             st.blocked_since, st.pacing = None, False
                             st.pc += 1
                             progress = True
@@ -413,13 +509,12 @@ class Simulator:
             later = [t for t in retry if t > self.t]
             if self.events:
                 later.append(self.events[0][0])
-            later += [c for c in self._pending_completions() if c > self.t]
             if not later or self.t > limit:
                 for st in self.streams:
                     if not st.done:
                         k, x = st.items[st.pc]
                         deadlock.append(f"{st.name} blocked since cycle {st.blocked_since} at "
-                                        f"trip {k}: {_show(x)}")
+                                        f"trip {k}: {_show(x, k)}")
                 break
             self.t = min(later)
         return self._result(tuple(deadlock))
@@ -432,10 +527,6 @@ class Simulator:
             if isinstance(x, Issue):
                 return self.planned(x.op, k - x.lag)
         return 0
-
-    def _pending_completions(self) -> list[int]:
-        return [self.completion(op, j) for st in self.streams for grp in st.commits
-                for op, j in grp]
 
     def _result(self, deadlock: tuple[str, ...]) -> SimResult:
         finish = []
@@ -450,7 +541,8 @@ class Simulator:
         if not deadlock and hi > lo and finish[hi] > finish[lo]:
             rate = Fraction(hi - lo, finish[hi] - finish[lo])
         return SimResult(self.n, self.t, deadlock, tuple(self.races), rate,
-                         Fraction(1, self.s.I), dict(self.stalls), tuple(finish), self.late)
+                         Fraction(1, self.s.I), dict(self.stalls), tuple(finish), self.late,
+                         self.first_late, self.jitter, self.pace)
 
 
 def _why(x: Instr, group: str) -> str:
@@ -459,9 +551,15 @@ def _why(x: Instr, group: str) -> str:
     return f"{group}: {_show(x)}"
 
 
-def _show(x: Instr) -> str:
+def _show(x: Instr, k: int | None = None) -> str:
+    """An instruction in a line: its kind and what it is for (the instances, in trip k)."""
+    if isinstance(x, WaitGroup):
+        what = ", ".join(f"{op}#{k - lag}" if k is not None else op for op, lag, _ in x.waits)
+        return f"WaitGroup({x.n}) for {what}"
     name = type(x).__name__
     detail = getattr(x, "channel", None) or getattr(x, "op", None) or ""
+    if k is not None and detail and hasattr(x, "lag"):
+        detail = f"{detail}#{k - x.lag}"
     return f"{name} {detail}".strip()
 
 

@@ -92,12 +92,16 @@ class Commit:
 
 @attrs.frozen
 class WaitGroup:
-    """Wait until at most `n` committed async groups are pending; `waits` names the instances
-    (op, lag) this is for (what a per-instance barrier lowering waits on)."""
+    """One reader's wait for async MMA results of its own group: `waits` names each instance
+    it needs and when, after that instance issues, the reader's edge says the result is there
+    - (op, lag, delay).  The wait returns when every one of them is there for this reader,
+    never later for another reader's sake (a per-instance barrier lowering waits on exactly
+    these); `n` is the wgmma count that does the same on sm_90a: at most `n` committed groups
+    still pending, the newest `n` (module docstring of `lower`)."""
 
     n: int
     lag: int
-    waits: tuple[tuple[str, int], ...]
+    waits: tuple[tuple[str, int, int], ...]
 
 
 @attrs.frozen
