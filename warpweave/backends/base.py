@@ -86,6 +86,15 @@ class Backend:
 
     family: str = ""
     capabilities: frozenset[str] = frozenset()
+    # The pip extra that installs this backend's solver package (`pip install 'warpweave[mip]'`);
+    # empty for a backend the base install brings.
+    extra: str = ""
+
+    @classmethod
+    def install_hint(cls) -> str:
+        """What to run to get this backend: the extra that brings its solver package."""
+        return f"pip install 'warpweave[{cls.extra}]'" if cls.extra else \
+            "reinstall warpweave (its base install brings this backend)"
 
     def __init__(self, options: str | None = None, seed: int = 0):
         self.options = options

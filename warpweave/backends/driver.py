@@ -124,7 +124,8 @@ class LoadedSession(Session):
 
 class SessionBackend(Backend):
     """A backend whose one-off `solve` is a session used once.  `requires` names the modules it
-    imports (it is unavailable when one fails to import); options are refused unless
+    imports, each optionally with `:attribute` it needs (it is unavailable when one fails to
+    import or lacks the attribute: a too-old version); options are refused unless
     `takes_options`."""
 
     session_class: type[LoadedSession] = LoadedSession
@@ -138,11 +139,15 @@ class SessionBackend(Backend):
 
     @classmethod
     def unavailable(cls) -> str | None:
-        for name in cls.requires:
+        for need in cls.requires:
+            name, _, attr = need.partition(":")
             try:
-                importlib.import_module(name)
+                module = importlib.import_module(name)
             except Exception as exc:  # noqa: BLE001 - ImportError, or a binding failing to load
-                return f"cannot import {name} ({type(exc).__name__}: {exc})"
+                return f"cannot import {name} ({type(exc).__name__}: {exc}); {cls.install_hint()}"
+            if attr and not hasattr(module, attr):
+                version = getattr(module, "__version__", "of unknown version")
+                return f"{name} {version} has no {attr} (too old); {cls.install_hint()}"
         return None
 
     def session(self, problem: Problem) -> LoadedSession:

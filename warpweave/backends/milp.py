@@ -199,6 +199,7 @@ class CbcBackend(MipBackend):
     """COIN-OR CBC through python-mip (which bundles it)."""
 
     family = "cbc"
+    extra = "mip"
     solver_name = "CBC"
     requires = ("mip",)
 
@@ -207,5 +208,6 @@ class HighsBackend(MipBackend):
     """HiGHS through python-mip; needs the `highspy` package."""
 
     family = "highs"
+    extra = "mip"
     solver_name = "HiGHS"
     requires = ("mip", "highspy")

@@ -179,6 +179,7 @@ class SatBackend(SessionBackend):
     """PySAT solvers with selectable cardinality and PB encodings."""
 
     family = "sat"
+    extra = "sat"
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, UNSAT_PROOF, TIME_LIMIT})
     session_class = SatSession
     requires = ("pysat.card", "pysat.solvers")

