@@ -259,7 +259,7 @@ class HeuristicRun:
         r, s = self.result, self.result.schedule
         extra = {"optimal": False, "status": "feasible" if s else "unknown",
                  "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
-                 "list_constraints": list(r.rules),
+                 "constraints": list(r.rules),
                  "heuristic": {"method": "iterative modulo scheduling with greedy warp "
                                          "assignment",
                                "max_stages": r.max_stages, "steps": r.steps, "tried": r.tried,

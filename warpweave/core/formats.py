@@ -22,15 +22,16 @@ from warpweave.core.validate import check_model
 MODEL_FORMAT = "warpweave.model/1"
 SCHEDULE_FORMAT = "warpweave.schedule/1"
 
-_OP_KEYS = {"name", "cycles", "uses", "rrt", "variable_latency", "regs", "footprint", "spill_cost",
-            "warps", "async"}
+_OP_KEYS = {"name", "id", "cycles", "uses", "rrt", "variable_latency", "regs", "footprint",
+            "spill_cost", "warps", "async"}
 _EDGE_KEYS = {"src", "dst", "delay", "distance", "kind", "blocking"}
 _MACHINE_KEYS = {"name", "units", "memories", "warp_groups", "variable_latency_group"}
 _GROUP_KEYS = {"name", "warps", "reg_limit"}
 _MODEL_KEYS = {"format", "name", "machine", "ops", "edges"}
 _SCHEDULE_KEYS = {"format", "model", "I", "L", "start", "group"}
 # Fields `solve --json` adds; a schedule file may carry them and `verify` ignores them.
-SCHEDULE_EXTRA_KEYS = {"optimal", "lower_bound", "proof", "stages", "buffers", "backend",
+SCHEDULE_EXTRA_KEYS = {"stage", "cycle", "optimal", "lower_bound", "proof", "stages", "buffers",
+                       "backend",
                        "encoding", "seconds", "scale", "status", "streaming", "paper_search",
                        "tie_breakers", "constraints", "notes", "machine", "heuristic"}
 
@@ -166,9 +167,13 @@ def _op(data: Any, i: int) -> tuple[Op, bool]:
     rows = [_Reader(row, ("ops", i, "rrt", c)) for c, row in enumerate(r.list("rrt"))]
     rrt = [{u: _int(n, row.path + (u,), 0) for u, n in row.data.items()} for row in rows]
     cycles = r.int("cycles", len(rrt) or 1, low=1)
+    source_id = r.raw("id")
+    if source_id is not None and (isinstance(source_id, bool) or not isinstance(
+            source_id, int | str) or source_id == ""):
+        raise InputError("must be an integer or a non-empty string", ("ops", i, "id"), source_id)
     common = dict(variable_latency=r.bool("variable_latency"), regs=r.int("regs", 0),
                   footprint=r.amounts("footprint"), spill_cost=r.int("spill_cost", 0),
-                  warps=r.int("warps", 0), is_async=r.bool("async"))
+                  warps=r.int("warps", 0), is_async=r.bool("async"), source_id=source_id)
     name = r.str("name", required=True)
     if r.has("uses"):
         return Op.using(name, cycles, r.amounts("uses"), **common), True
@@ -233,7 +238,10 @@ def model_to_dict(model: Model) -> dict:
         machine["variable_latency_group"] = m.variable_latency_group
     ops = []
     for op in model.ops:
-        d: dict[str, Any] = {"name": op.name, "cycles": op.cycles}
+        d: dict[str, Any] = {"name": op.name}
+        if op.source_id is not None:
+            d["id"] = op.source_id
+        d["cycles"] = op.cycles
         uniform = op.uniform_use()
         if uniform is not None:
             if uniform:
@@ -332,7 +340,9 @@ def schedule_report(model: str, schedule: Schedule | None, extra: dict,
     fields, `stages` and `buffers` when there is a schedule, and `"I": null` when there is none."""
     if schedule is None:
         return {"format": SCHEDULE_FORMAT, "model": model, "I": None, **extra}
-    extra = {**extra, "stages": schedule.stages}
+    extra = {**extra, "stage": {v: schedule.stage(v) for v in schedule.start},
+             "cycle": {v: t % schedule.I for v, t in schedule.start.items()},
+             "stages": schedule.stages}
     if buffers is not None:
         extra["buffers"] = buffers
     return schedule_to_dict(schedule, **extra)

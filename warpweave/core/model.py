@@ -89,6 +89,9 @@ class Op:
     spill_cost: int = 0
     warps: int = 0
     is_async: bool = False
+    # The op's id in the graph it was imported from (Meta's DDG node id, ...): what exporters
+    # key a schedule by, so a compiler can map it back to its own ops.
+    source_id: int | str | None = None
 
     @classmethod
     def using(cls, name: str, cycles: int = 1, uses: Mapping[str, int] | None = None, **kw) -> Op:

@@ -52,6 +52,12 @@ def check_ops(model: Model) -> None:
     capacity = {u.name: u.capacity for u in m.units}
     memories = {x.name for x in m.memories}
     _unique(model.op_names, ("ops",))
+    ids: set = set()
+    for i, op in enumerate(model.ops):
+        if op.source_id is not None:
+            if op.source_id in ids:
+                raise InputError("duplicate id", ("ops", i, "id"), op.source_id)
+            ids.add(op.source_id)
     for i, op in enumerate(model.ops):
         _at_least(op.cycles, 1, ("ops", i, "cycles"))
         for key in ("regs", "spill_cost", "warps"):

@@ -125,7 +125,8 @@ def _ops(graph: ET.Element, resources: dict[str, Resource],
             raise InputError(f"unknown resource (not in {rm_name})", p + ("uses_resource",),
                              res_name)
         rows = [{res.name: 1}] * res.blocking if res.limit is not None else []
-        ops.append(Op(name, max(1, res.latency, res.blocking), rrt=rows))
+        ops.append(Op(name, max(1, res.latency, res.blocking), rrt=rows,
+                      source_id=int(node_id)))
         used[name], names[node_id] = res, name
     if not ops:
         raise InputError("the graph has no node", ("node",), [])

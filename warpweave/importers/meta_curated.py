@@ -11,7 +11,7 @@ Field by field, and what has no equivalent: `docs/importers.md`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from warpweave.core.errors import InputError
@@ -54,7 +54,7 @@ def _op(node: Node, async_units: set[str]) -> Op:
               variable_latency=get_bool(n, "variable_latency", p),
               regs=regs_per_thread(get_int(n, "regs", p), node.min_warps), footprint=footprint,
               spill_cost=get_int(n, "spill_cost", p), warps=node.min_warps,
-              is_async=node.pipeline in async_units)
+              is_async=node.pipeline in async_units, source_id=node.id)
 
 
 def _edge(e: RawEdge) -> Edge:
@@ -70,9 +70,10 @@ CURATED = MetaFormat(
     op=_op, edge=_edge)
 
 
-def import_meta_curated(path: str | Path, loop: int | None = None,
+def import_meta_curated(path: str | Path | Mapping, loop: int | None = None,
                         groups: Iterable[int] = DEFAULT_GROUPS,
                         reg_limit: int = DEFAULT_REG_LIMIT,
                         async_units: Iterable[str] = ()) -> Model:
-    """The model of one loop of a curated-ddg-0.2 file (InputError naming file, key and value)."""
+    """The model of one loop of a curated-ddg-0.2 file or its parsed document (InputError
+    naming file, key and value)."""
     return CURATED.load(path, loop, groups, reg_limit, async_units)

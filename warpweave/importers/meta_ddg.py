@@ -11,7 +11,7 @@ curated format (`meta_curated`) adds them.  Field by field: `docs/importers.md`.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from warpweave.core.errors import InputError
@@ -26,7 +26,7 @@ def _op(node: Node, async_units: set[str]) -> Op:
     # As Triton's own ResMII counts it: an op on a unit holds it for max(1, occupancy) cycles.
     rows = [] if node.pipeline == "NONE" else [{node.pipeline: 1}] * max(1, node.occupancy)
     return Op(node.name, max(1, node.latency, len(rows)), rrt=rows, warps=node.min_warps,
-              is_async=node.pipeline in async_units)
+              is_async=node.pipeline in async_units, source_id=node.id)
 
 
 def _edge(e: RawEdge) -> Edge:
@@ -55,8 +55,9 @@ DDG = MetaFormat(
     op=_op, edge=_edge, extra_edges=_super_node_edges)
 
 
-def import_meta_ddg(path: str | Path, loop: int | None = None,
+def import_meta_ddg(path: str | Path | Mapping, loop: int | None = None,
                     groups: Iterable[int] = DEFAULT_GROUPS, reg_limit: int = DEFAULT_REG_LIMIT,
                     async_units: Iterable[str] = ()) -> Model:
-    """The model of one loop of a raw ddg-0.1 file (InputError naming file, key and value)."""
+    """The model of one loop of a raw ddg-0.1 file or its parsed document (InputError naming
+    file, key and value)."""
     return DDG.load(path, loop, groups, reg_limit, async_units)

@@ -37,11 +37,17 @@ def node_id(op_name: str) -> int:
     return int(op_name.rsplit("_", 1)[1])
 
 
-def model_name(path: str | FilePath, doc: Mapping, loop_path: Path) -> str:
-    """The file's stem without Meta's suffixes, plus `-loop<i>` when the file has several loops."""
-    stem = FilePath(path).name
-    for suffix in (".json", ".curated_ddg", "-ddg"):
-        stem = stem.removesuffix(suffix)
+def model_name(path: str | FilePath | None, doc: Mapping, loop_path: Path) -> str:
+    """The file's stem without Meta's suffixes (for a parsed document: its kernel's name, else
+    `meta`), plus `-loop<i>` when the file has several loops."""
+    if path is None:
+        kernel = doc.get("kernel")
+        name = kernel.get("name") if isinstance(kernel, Mapping) else None
+        stem = name if isinstance(name, str) and name else "meta"
+    else:
+        stem = FilePath(path).name
+        for suffix in (".json", ".curated_ddg", "-ddg"):
+            stem = stem.removesuffix(suffix)
     loop_id = doc["loops"][loop_path[1]].get("loop_id", loop_path[1])
     return stem + (f"-loop{loop_id}" if len(doc["loops"]) > 1 else "")
 
@@ -63,9 +69,9 @@ def check_units(units: Iterable[str], known: Iterable[str], option: str) -> set[
     return chosen
 
 
-def read_meta(path: str | FilePath, schema: str) -> dict:
-    """Parse a Meta graph file and check its `schema_version`."""
-    doc = read_document(path)
+def read_meta(source: str | FilePath | Mapping, schema: str) -> Mapping:
+    """Parse a Meta graph file (or take a parsed document) and check its `schema_version`."""
+    doc = source if isinstance(source, Mapping) else read_document(source)
     found = doc.get("schema_version")
     if found != schema:
         raise InputError(f"not a {schema} file", ("schema_version",), found)
@@ -174,11 +180,13 @@ class MetaFormat:
     edge: Callable[[RawEdge], Edge]
     extra_edges: Callable[[list[Node]], list[Edge]] = lambda nodes: []
 
-    def load(self, path: str | FilePath, loop: int | None, groups: Iterable[int],
+    def load(self, source: str | FilePath | Mapping, loop: int | None, groups: Iterable[int],
              reg_limit: int, async_units: Iterable[str]) -> Model:
-        """The model of one loop of a file in this format (InputError naming file, key, value)."""
+        """The model of one loop of a file in this format, or of its parsed document (InputError
+        naming file, key, value)."""
+        path = None if isinstance(source, Mapping) else source
         try:
-            doc = read_meta(path, self.schema)
+            doc = read_meta(source, self.schema)
             loop_path, loop_doc = pick_loop(doc, loop)
             nodes = read_nodes(loop_path, loop_doc, set(self.units) | {"NONE"})
             asyncs = check_units(async_units, self.units, "--async-units")
@@ -194,4 +202,4 @@ class MetaFormat:
                                    variable_latency=any(op.variable_latency for op in ops))
             return check_model(Model(model_name(path, doc, loop_path), machine, ops, edges))
         except InputError as exc:
-            raise exc.with_file(str(path)) from None
+            raise (exc.with_file(str(path)) if path is not None else exc) from None
