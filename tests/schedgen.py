@@ -124,7 +124,7 @@ def blackwell_attention() -> Model:
     machine = Machine("blackwell-toy", [Unit("tma", 1), Unit("tc", 1), Unit("sfu", 1)],
                       [Memory("smem", 232448), Memory("tmem", 512)],
                       [WarpGroup("load", 1, 48), WarpGroup("mma", 1, 48),
-                       WarpGroup("softmax", 4, 192)], "load")
+                       WarpGroup("softmax", 4, 192)], "load", arch="sm_100a")
     ops = [Op.using("loadk", 1, {"tma": 1}, variable_latency=True, is_async=True,
                     footprint={"smem": 32768}),
            Op.using("loadv", 1, {"tma": 1}, variable_latency=True, is_async=True,

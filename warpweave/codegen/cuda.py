@@ -45,6 +45,8 @@ from warpweave.codegen.warp_ir import (
 )
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.machines import hardware
+from warpweave.machines.inventory import SETMAXNREG, RegisterRule
 
 ARCHS = {"sm_90a": "Hopper", "sm_100a": "Blackwell"}
 _FEATURE = {"sm_90a": "__CUDA_ARCH_FEAT_SM90_ALL", "sm_100a": "__CUDA_ARCH_FEAT_SM100_ALL"}
@@ -52,10 +54,21 @@ MAX_UNROLL = 8
 
 
 def arch_for(model: Model) -> str:
-    """sm_100a for a Blackwell-like machine name (b200, b100, blackwell, sm100), else sm_90a."""
-    name = model.machine.name.lower()
-    return "sm_100a" if any(w in name for w in ("b200", "b100", "blackwell", "sm100", "sm_100")) \
-        else "sm_90a"
+    """The machine's arch (its own, or its registered machine's; sm_90a for a machine of its
+    own); InputError when it is not a CUDA target this printer writes."""
+    spec = hardware(model.machine)
+    arch = model.machine.arch or (spec.arch if spec else "sm_90a")
+    if arch not in ARCHS:
+        raise InputError(f"not a CUDA target (the CUDA printer writes {', '.join(ARCHS)})",
+                         ("machine", "arch"), arch)
+    return arch
+
+
+def register_rule(model: Model) -> RegisterRule:
+    """How the machine's warp groups get registers (its registered machine's rule; setmaxnreg
+    on a 64K-register file for a machine of its own)."""
+    spec = hardware(model.machine)
+    return spec.registers if spec else SETMAXNREG
 
 
 def _ident(name: str) -> str:
@@ -90,29 +103,33 @@ def layout(model: Model, p: WarpProgram, floor: int = 24) -> Layout:
     """Place groups on consecutive warps (whole warp groups first, so they stay aligned; then
     the small ones packed together), pad to whole warp groups, pick setmaxnreg values (in
     [floor, 248], multiples of 8)."""
+    rule = register_rule(model)
+    unit, step = rule.unit_warps, rule.step
+    top = min(rule.high, 255) // step * step   # 255: the most a thread can address
     first, warps, w = {}, {}, 0
-    for g in sorted(p.groups, key=lambda g: g.warps % 4 != 0):
+    for g in sorted(p.groups, key=lambda g: g.warps % unit != 0):
         first[g.group], warps[g.group] = w, g.warps
         w += g.warps
-    hw = max(1, math.ceil(w / 4))
-    threads = 128 * hw
-    entry = min(255, (65536 // threads) // 8 * 8)  # what ptxas allocates under setmaxnreg
+    hw = max(1, math.ceil(w / rule.unit_warps))
+    threads = rule.unit_threads * hw
+    # what ptxas allocates under setmaxnreg
+    entry = min(255, (rule.file // threads) // step * step)
     notes = []
     regs = []
     for h in range(hw):
         limits = [g.reg_limit for g in p.groups
-                  if first[g.group] < 4 * (h + 1) and first[g.group] + g.warps > 4 * h]
+                  if first[g.group] < unit * (h + 1) and first[g.group] + g.warps > unit * h]
         want = max(limits, default=floor)
-        regs.append(max(floor, min(248, want // 8 * 8)))
+        regs.append(max(floor, min(top, want // step * step)))
         if want < floor:
             notes.append(f"warp group {h}: setmaxnreg {floor}, not {want} (the least ptxas "
                          "honours here)")
         if len(limits) > 1:
             notes.append(f"warp group {h} holds several model groups: setmaxnreg {regs[-1]} "
                          f"(the largest of {limits})")
-    while sum(regs) * 128 > 65536:
+    while sum(regs) * rule.unit_threads > rule.file:
         i = max(range(hw), key=regs.__getitem__)
-        regs[i] -= 8
+        regs[i] -= step
         notes.append(f"register budget: warp group {i} lowered to {regs[i]} so the groups fit "
                      "64K registers (setmaxnreg.inc would wait forever)")
     return Layout(first, warps, threads, entry, tuple(regs), tuple(dict.fromkeys(notes)))
@@ -557,7 +574,7 @@ template <int N> __device__ __forceinline__ void mma_wait_group() {
 
 
 def emit_cuda(model: Model, p: WarpProgram, arch: str | None = None) -> CudaSource:
-    """Print the kernel and hooks for `arch` (default: from the machine's name)."""
+    """Print the kernel and hooks for `arch` (default: the machine's, `arch_for`)."""
     arch = arch or arch_for(model)
     pr = _Printer(model, p, arch)
     hooks_name = f"{pr.name}_hooks.cuh"

@@ -25,7 +25,7 @@ SCHEDULE_FORMAT = "warpweave.schedule/1"
 _OP_KEYS = {"name", "id", "cycles", "uses", "rrt", "variable_latency", "regs", "footprint",
             "spill_cost", "warps", "async"}
 _EDGE_KEYS = {"src", "dst", "delay", "distance", "kind", "blocking"}
-_MACHINE_KEYS = {"name", "units", "memories", "warp_groups", "variable_latency_group"}
+_MACHINE_KEYS = {"name", "arch", "units", "memories", "warp_groups", "variable_latency_group"}
 _GROUP_KEYS = {"name", "warps", "reg_limit"}
 _MODEL_KEYS = {"format", "name", "machine", "ops", "edges"}
 _SCHEDULE_KEYS = {"format", "model", "I", "L", "start", "group"}
@@ -151,6 +151,7 @@ def _machine(data: Any) -> Machine:
         raise InputError("must be a group name or null", ("machine", "variable_latency_group"), vl)
     return Machine(
         name=r.str("name", "machine"),
+        arch=r.str("arch"),
         units=[Unit(n, c) for n, c in r.amounts("units").items()],
         memories=[Memory(n, c) for n, c in r.amounts("memories").items()],
         warp_groups=groups,
@@ -231,7 +232,8 @@ def model_to_dict(model: Model) -> dict:
     groups = []
     for g in m.warp_groups:
         groups.append({"name": g.name, "warps": g.warps, "reg_limit": g.reg_limit})
-    machine: dict[str, Any] = {"name": m.name, "units": {u.name: u.capacity for u in m.units},
+    machine: dict[str, Any] = {"name": m.name, **({"arch": m.arch} if m.arch else {}),
+                               "units": {u.name: u.capacity for u in m.units},
                                "memories": {x.name: x.capacity for x in m.memories},
                                "warp_groups": groups}
     if m.variable_latency_group is not None:

@@ -61,6 +61,10 @@ class Machine:
     memories: tuple[Memory, ...] = attrs.field(converter=tuple, default=())
     warp_groups: tuple[WarpGroup, ...] = attrs.field(converter=tuple, default=())
     variable_latency_group: str | None = None
+    # The compilation target (`sm_90a`, `sm_100a`, `gfx942`, ...): a registered machine sets its
+    # own; a machine of a model file may name one for codegen (default: the registered machine of
+    # the same name, else sm_90a).
+    arch: str | None = None
 
     def unit(self, name: str) -> Unit:
         return next(u for u in self.units if u.name == name)

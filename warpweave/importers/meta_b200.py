@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from warpweave.core.errors import InputError
 from warpweave.core.model import Machine, Memory, Unit, WarpGroup
+from warpweave.machines.inventory import SETMAXNREG
 
 PHYSICAL_WARPS = 32
 THREADS_PER_WARP = 32
@@ -66,9 +67,8 @@ def regs_per_thread(words: int, warps: int) -> int:
 
 
 def check_reg_limit(reg_limit: int) -> int:
-    if isinstance(reg_limit, bool) or not isinstance(reg_limit, int) or not 1 <= reg_limit <= 255:
-        raise InputError("registers per thread must be in [1, 255]", ("--reg-limit",), reg_limit)
-    return reg_limit
+    """A register limit the B200's rule allows (setmaxnreg's, or 255 without it)."""
+    return SETMAXNREG.check_limit(reg_limit, ("--reg-limit",))
 
 
 def b200_machine(units: Iterable[str], memories: dict[str, int], sizes: Iterable[int],

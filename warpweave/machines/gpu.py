@@ -17,12 +17,7 @@ from warpweave.core.errors import InputError
 from warpweave.core.model import Machine, Memory, Unit, WarpGroup
 from warpweave.machines.costs import CostModel
 from warpweave.machines.figures import Figures
-from warpweave.machines.inventory import (
-    SETMAXNREG_MIN,
-    SETMAXNREG_STEP,
-    check_inventory,
-    parse_groups,
-)
+from warpweave.machines.inventory import SETMAXNREG, RegisterRule, check_inventory, parse_groups
 
 
 @attrs.frozen
@@ -57,6 +52,9 @@ class MachineSpec:
     groups: tuple[WarpGroup, ...]
     variable_latency_group: str
     groups_note: str = ""
+    # The hardware facts codegen and the inventory check read: how groups get registers (the
+    # per-thread limits, the file, warps per unit); `arch` is the compilation target.
+    registers: RegisterRule = SETMAXNREG
 
     @property
     def costs(self) -> CostModel:
@@ -69,13 +67,9 @@ class MachineSpec:
         inventory = list(self.groups if groups is None else
                          parse_groups(groups) if isinstance(groups, str) else groups)
         if max_regs is not None:
-            if max_regs < SETMAXNREG_MIN:
-                raise InputError(f"at least {SETMAXNREG_MIN} (setmaxnreg)", ("max_regs",),
-                                 max_regs)
-            cap = max_regs - max_regs % SETMAXNREG_STEP
+            cap = self.registers.cap(max_regs)
             inventory = [attrs.evolve(g, reg_limit=min(g.reg_limit, cap)) for g in inventory]
-        check_inventory(inventory, int(self.figures["registers_per_sm"]),
-                        int(self.figures["max_warps_per_block"]))
+        check_inventory(inventory, rule=self.registers)
         vl = self.variable_latency_group if variable_latency_group is None \
             else variable_latency_group
         if vl not in {g.name for g in inventory}:
@@ -91,7 +85,7 @@ class MachineSpec:
                                  "shared memory", ("smem_reserved",), smem_reserved)
             memories.append(Memory(m.name, capacity))
         return Machine(self.name, [Unit(u.name, u.capacity) for u in self.units], memories,
-                       inventory, vl)
+                       inventory, vl, self.arch)
 
     def to_dict(self) -> dict:
         """Everything `warpweave machines --json` shows."""
@@ -105,7 +99,7 @@ class MachineSpec:
                             for g in self.groups],
             "variable_latency_group": self.variable_latency_group,
             "groups_note": self.groups_note,
-            "registers_used": check_inventory(self.groups,
-                                              int(self.figures["registers_per_sm"])),
+            "registers_used": check_inventory(self.groups, rule=self.registers),
+            "register_rule": attrs.asdict(self.registers),
             "figures": {f.name: f.to_dict() for f in self.figures},
         }

@@ -1,0 +1,50 @@
+"""Hardware facts live on the machine: its arch and its register rule, stated once and read by
+the inventory check, the importers and codegen."""
+
+from __future__ import annotations
+
+import attrs
+import pytest
+
+import warpweave as ww
+from warpweave.codegen.cuda import arch_for, register_rule
+from warpweave.core.errors import InputError
+from warpweave.core.registry import MACHINES
+from warpweave.importers.meta_b200 import check_reg_limit
+from warpweave.machines import hardware
+from warpweave.machines.gpu import MachineSpec
+from warpweave.machines.inventory import SETMAXNREG
+
+
+def test_the_rule_agrees_with_the_sourced_figures():
+    for name, spec in MACHINES.load_all().items():
+        if isinstance(spec, MachineSpec) and "registers_per_sm" in spec.figures:
+            assert spec.registers.file == spec.figures["registers_per_sm"], name
+            assert spec.registers.max_warps == spec.figures["max_warps_per_block"], name
+            assert spec.registers.fixed == (spec.figures["max_regs_per_thread"],), name
+
+
+def test_codegen_reads_the_arch_and_rule_from_the_machine():
+    fa3, gemm = ww.kernel("fa3-fwd", "h100"), ww.kernel("gemm", "b200")
+    assert (fa3.machine.arch, arch_for(fa3)) == ("sm_90a", "sm_90a")
+    assert arch_for(gemm) == "sm_100a" and hardware(gemm.machine).name == "b200"
+    # A model file's machine: its own arch key, else that of the registered machine of the
+    # same name, else sm_90a; never a guess from the name.
+    toy = ww.load_model({"machine": {"name": "blackwell-ish", "warp_groups": [{"name": "g"}]},
+                         "ops": [{"name": "a"}]})
+    assert hardware(toy.machine) is None and arch_for(toy) == "sm_90a"
+    assert register_rule(toy) is SETMAXNREG
+    named = toy.replace(machine=attrs.evolve(toy.machine, name="b200"))
+    assert arch_for(named) == "sm_100a"
+    assert arch_for(toy.replace(machine=attrs.evolve(toy.machine, arch="sm_100a"))) == "sm_100a"
+    with pytest.raises(InputError, match=r'machine\.arch = "gfx942": not a CUDA target'):
+        arch_for(toy.replace(machine=attrs.evolve(toy.machine, arch="gfx942")))
+
+
+def test_one_register_rule_for_inventories_and_the_importer():
+    assert check_reg_limit(255) == 255 and check_reg_limit(128) == 128
+    with pytest.raises(InputError, match=r"--reg-limit = 100: setmaxnreg takes a multiple of 8 "
+                                         r"in \[24, 256\] \(or 255\)"):
+        check_reg_limit(100)
+    with pytest.raises(InputError, match=r"reg_limit = 100: group a: setmaxnreg"):
+        ww.kernel("gemm", "h100", groups="a:4:100,b:1:24")
