@@ -90,7 +90,7 @@ def test_defaults_follow_design_section_5():
     (lambda d: d["edges"][0].update(kind="anti"),
      'edges[0].kind = "anti": must be "data" or "order"'),
     (lambda d: d["ops"][0]["uses"].update(off=1),
-     "ops[0].uses.off = 1: uses unit 'off', which has capacity 0"),
+     "ops[0].uses.off = 1: uses 1 of unit 'off' at once, which has capacity 0"),
     (lambda d: d["machine"].update(variable_latency_group="g9"),
      'machine.variable_latency_group = "g9": unknown warp group'),
     (lambda d: d["machine"]["units"].update(tc=-1), "machine.units.tc = -1: must be >= 0"),

@@ -347,7 +347,7 @@ def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, m
     assert main(["solve", path, "--time-limit", "0", "--json"]) == 3
     printed = json.loads(capsys.readouterr().out)
     assert (printed["I"], printed["optimal"], printed["lower_bound"]) == (None, False, 1)
-    assert printed["notes"] == ["time limit of 0.0 s reached"]
+    assert printed["notes"] == ["time limit of 0 s reached"]
 
     class CtrlCAfterFirst(Progress):  # Ctrl-C once stage count 1 has given I=3
         def __call__(self, attempt):

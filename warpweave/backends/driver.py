@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 
 import attrs
 
+from warpweave import limits
 from warpweave.backends.base import Backend, Result, Session, Status
 from warpweave.backends.normal import collect, span
 from warpweave.encodings.ir import Lit, Problem, Var
@@ -24,19 +25,8 @@ from warpweave.encodings.ir import Lit, Problem, Var
 Values = Mapping[Var, int | bool]
 
 
-class Deadline:
+class Deadline(limits.Deadline):
     """A wall-clock limit (or none) for one solve call."""
-
-    def __init__(self, seconds: float | None):
-        self.limit = seconds
-        self.end = None if seconds is None else time.perf_counter() + seconds
-
-    def remaining(self) -> float | None:
-        """Seconds left (never negative), or None for no limit."""
-        return None if self.end is None else max(0.0, self.end - time.perf_counter())
-
-    def expired(self) -> bool:
-        return self.end is not None and time.perf_counter() >= self.end
 
     def gave_up(self) -> Status:
         """The status of a call that ended without an answer: TIMEOUT under a limit, else
@@ -59,7 +49,11 @@ def interrupt_at(deadline: Deadline, stop: Callable[[], object]) -> Iterator[Non
         if done.wait(limit):
             return
         while True:
-            stop()
+            # z3's interrupt raises Z3Exception('canceled') when it reads the error code the
+            # canceled call left on the context; the interrupt has landed, and an exception
+            # here would only end this thread with an "unhandled exception" warning.
+            with contextlib.suppress(Exception):
+                stop()
             if done.wait(0.05):
                 return
 

@@ -19,6 +19,7 @@ from typing import Any
 
 import attrs
 
+from warpweave import limits
 from warpweave.backends.base import Backend, Result, Status
 from warpweave.encodings.ir import Problem
 
@@ -41,9 +42,12 @@ def solve_isolated(backend: Backend, problem: Problem, time_limit: float | None)
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(backend, problem, time_limit, send), daemon=True)
-    child.start()
-    send.close()
     try:
+        # A SIGINT inside the fork would raise in an at-fork hook, where CPython prints and
+        # drops it: it is held until the fork is over, then raised here (the child is killed).
+        with limits.deferred_interrupts():
+            child.start()
+        send.close()
         wait = None if time_limit is None else time_limit + GRACE
         if not receive.poll(wait):
             return _gave_up(backend, Status.TIMEOUT, f"killed {GRACE:g} s past the time limit")
@@ -54,9 +58,11 @@ def solve_isolated(backend: Backend, problem: Problem, time_limit: float | None)
             return _gave_up(backend, Status.UNKNOWN,
                             f"solver crashed (exit code {child.exitcode})")
     finally:
-        if child.is_alive():
-            child.kill()
-        child.join()
+        send.close()
+        if child.pid is not None:
+            if child.is_alive():
+                child.kill()
+            child.join()
         receive.close()
     if kind == "error":
         return _gave_up(backend, Status.UNKNOWN, f"solver raised {payload}")

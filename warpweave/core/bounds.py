@@ -1,10 +1,11 @@
 """Bounds on the initiation interval: ResMII, RecMII (exact maximum cycle ratio), search limits.
 
 RecMII is the maximum over dependence cycles of total delay over total distance.  It is found
-exactly: bisection over rationals with denominators at most the total distance, each step a
-positive-cycle test (Bellman-Ford on one strongly connected component), then the critical cycle is
-read off at a point just below the ratio.  A cycle with distance 0 and positive delay admits no
-schedule at any `I`; it is reported as an input error that names the cycle.
+exactly, per strongly connected component, by cycle-ratio iteration: a positive-cycle test
+(Bellman-Ford that stops at the first cycle of its predecessor graph) at the best ratio so far
+finds a cycle of larger ratio, until none is left.  A cycle with distance 0 and positive delay
+admits no schedule at any `I`; it is reported as an input error that names the cycle.  Everything
+here is linear in the graph per Bellman-Ford round, and every round checks the run's deadline.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from fractions import Fraction
 
 import attrs
 
+from warpweave import limits
 from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model
 
@@ -122,50 +124,78 @@ def _sccs(nodes: list[str], edges: list[Edge]) -> list[set[str]]:
 
 
 def _positive_cycle(nodes: set[str], edges: list[Edge], p: int, q: int) -> list[Edge] | None:
-    """A cycle with sum(q*delay - p*distance) > 0, or None (Bellman-Ford, longest paths)."""
-    dist = {n: 0 for n in nodes}
+    """A cycle with sum(q*delay - p*distance) > 0, or None (Bellman-Ford, longest paths).
+
+    After each round the predecessor graph is searched for a cycle: one there is a positive
+    cycle (the standard lemma), so a positive cycle is found a round or two after its last edge
+    is relaxed instead of after |nodes| rounds; without one the rounds stop when nothing
+    changes.  Each round checks the run's deadline (`warpweave.limits`)."""
+    dist = dict.fromkeys(nodes, 0)
     pred: dict[str, Edge] = {}
-    weighted = [(e, q * e.delay - p * e.distance) for e in edges]
-    last = None
+    weighted = [(e, e.src, e.dst, q * e.delay - p * e.distance) for e in edges]
     for _ in range(len(nodes)):
-        last = None
-        for e, w in weighted:
-            if dist[e.src] + w > dist[e.dst]:
-                dist[e.dst] = dist[e.src] + w
-                pred[e.dst] = e
-                last = e.dst
-        if last is None:
+        limits.check()
+        changed = False
+        for e, u, v, w in weighted:
+            if dist[u] + w > dist[v]:
+                dist[v] = dist[u] + w
+                pred[v] = e
+                changed = True
+        if not changed:
             return None
-    # `last` was relaxed in round |nodes|: walking back |nodes| steps lands on a cycle.
-    node = last
-    for _ in range(len(nodes)):
-        node = pred[node].src
-    cycle, cur = [], node
-    while True:
-        e = pred[cur]
-        cycle.append(e)
-        cur = e.src
-        if cur == node:
-            break
-    cycle.reverse()
-    return cycle
+        if (cycle := _predecessor_cycle(pred)) is not None:
+            return cycle
+    return _predecessor_cycle(pred)  # still changing after |nodes| rounds: there is one
 
 
-def _component_edges(model: Model) -> list[tuple[set[str], list[Edge]]]:
-    parts = []
-    for comp in _sccs(model.op_names, list(model.edges)):
-        inner = [e for e in model.edges if e.src in comp and e.dst in comp]
-        if inner:
-            parts.append((comp, inner))
-    return parts
+def _predecessor_cycle(pred: dict[str, Edge]) -> list[Edge] | None:
+    """A cycle of the predecessor graph (each node has at most one predecessor edge), in edge
+    order, or None; O(nodes)."""
+    walked: dict[str, str] = {}  # node -> the start of the walk that reached it
+    for start in pred:
+        node = start
+        while node in pred and node not in walked:
+            walked[node] = start
+            node = pred[node].src
+        if walked.get(node) != start:
+            continue  # reached a root, or a walk already searched
+        cycle, cur = [], node
+        while True:
+            e = pred[cur]
+            cycle.append(e)
+            cur = e.src
+            if cur == node:
+                break
+        cycle.reverse()
+        return cycle
+    return None
+
+
+def _from_first_op(order: dict[str, int], cycle: list[Edge]) -> list[Edge]:
+    """The cycle rotated to start at its op that comes first in the model (`order`: each op's
+    place), for a stable report."""
+    first = min(range(len(cycle)), key=lambda k: order[cycle[k].src])
+    return cycle[first:] + cycle[:first]
+
+
+def _components(nodes: list[str], edges: list[Edge]) -> list[tuple[set[str], list[Edge]]]:
+    """Each strongly connected component with an edge inside it, and those edges: O(N + E)."""
+    comps = _sccs(nodes, edges)
+    where = {n: k for k, comp in enumerate(comps) for n in comp}
+    inner: list[list[Edge]] = [[] for _ in comps]
+    for e in edges:
+        if where[e.src] == where[e.dst]:
+            inner[where[e.src]].append(e)
+    return [(comps[k], inner[k]) for k in range(len(comps)) if inner[k]]
 
 
 def check_zero_distance_cycles(model: Model) -> None:
     """Raise an InputError naming a cycle of distance-0 edges with positive total delay."""
     zero = [e for e in model.edges if e.distance == 0]
-    for comp in _sccs(model.op_names, zero):
-        inner = [e for e in zero if e.src in comp and e.dst in comp]
-        if inner and (cycle := _positive_cycle(comp, inner, 0, 1)):
+    order = {name: k for k, name in enumerate(model.op_names)}
+    for comp, inner in _components(model.op_names, zero):
+        if cycle := _positive_cycle(comp, inner, 0, 1):
+            cycle = _from_first_op(order, cycle)
             path = " -> ".join([e.src for e in cycle] + [cycle[0].src])
             delay = sum(e.delay for e in cycle)
             raise InputError(
@@ -174,31 +204,24 @@ def check_zero_distance_cycles(model: Model) -> None:
 
 
 def critical_cycle(model: Model) -> CycleRatio | None:
-    """The dependence cycle of maximum delay/distance (None when the graph has no cycle)."""
-    check_zero_distance_cycles(model)
+    """The dependence cycle of maximum delay/distance (None when the graph has no cycle).
+
+    Per strongly connected component, cycle-ratio iteration: find a cycle of ratio above the
+    best so far (a positive cycle of weights delay - ratio * distance), take its ratio, repeat
+    until none is left.  Each step is exact (fractions), the ratio strictly grows, and the last
+    cycle found is critical; in practice a few steps, where bisection to the precision that
+    separates the ratios takes one Bellman-Ford run per bit."""
+    check_zero_distance_cycles(model)  # every cycle with positive delay has positive distance
+    order = {name: k for k, name in enumerate(model.op_names)}
     best: CycleRatio | None = None
-    for comp, inner in _component_edges(model):
-        total_distance = sum(e.distance for e in inner)
-        if total_distance == 0:
-            continue  # only zero-delay, zero-distance cycles: no bound
-        lo, hi = Fraction(0), Fraction(sum(e.delay for e in inner))
-        # Invariant: a cycle of ratio > lo may exist; none has ratio > hi.  Stop when the interval
-        # is narrower than the gap between distinct fractions with denominators <= total_distance.
-        gap = Fraction(1, 2 * total_distance * total_distance)
-        while hi - lo > gap:
-            mid = (lo + hi) / 2
-            if _positive_cycle(comp, inner, mid.numerator, mid.denominator):
-                lo = mid
-            else:
-                hi = mid
-        probe = hi - gap
-        cycle = _positive_cycle(comp, inner, probe.numerator, probe.denominator) if probe > 0 \
-            else None
+    for comp, inner in _components(model.op_names, list(model.edges)):
+        ratio, cycle = Fraction(0), None
+        while found := _positive_cycle(comp, inner, ratio.numerator, ratio.denominator):
+            cycle = found
+            ratio = Fraction(sum(e.delay for e in found), sum(e.distance for e in found))
         if cycle is None:
-            continue  # every cycle here has ratio 0
-        order = {name: k for k, name in enumerate(model.op_names)}
-        first = min(range(len(cycle)), key=lambda k: order[cycle[k].src])
-        cycle = cycle[first:] + cycle[:first]  # start at the op that comes first in the model
+            continue  # every cycle here has delay 0
+        cycle = _from_first_op(order, cycle)
         found = CycleRatio(tuple(cycle), sum(e.delay for e in cycle),
                            sum(e.distance for e in cycle))
         if best is None or found.ratio > best.ratio:
@@ -228,9 +251,10 @@ def _topological(model: Model) -> list[str]:
     ready = [n for n in model.op_names if indeg[n] == 0]
     order: list[str] = []
     seen: set[str] = set()
+    unseen = iter(model.op_names)  # where to look for an op to break a cycle with
     while len(order) < len(indeg):
         if not ready:  # a zero-delay cycle: take any remaining op
-            ready = [next(n for n in model.op_names if n not in seen)]
+            ready = [next(n for n in unseen if n not in seen)]
         n = ready.pop()
         if n in seen:
             continue
@@ -294,12 +318,18 @@ def start_windows(model: Model, I: int, L: int,  # noqa: E741
     """
     lo = {op.name: 0 for op in model.ops}
     hi = {op.name: L - op.cycles for op in model.ops}
-    weighted = [(e.src, e.dst, e.delay - e.distance * I) for e in model.edges] if edges else []
+    # Edges in the order of the distance-0 graph: each round pushes `lo` forward along them and
+    # `hi` backward against them, so an acyclic graph settles in one round, not one per op.
+    place = {name: k for k, name in enumerate(_topological(model))}
+    weighted = sorted(((place[e.src], e.src, e.dst, e.delay - e.distance * I)
+                       for e in model.edges), key=lambda x: x[0]) if edges else []
     for _ in range(len(lo) + 1):
+        limits.check()
         changed = False
-        for u, v, w in weighted:
+        for _, u, v, w in weighted:
             if lo[u] + w > lo[v]:
                 lo[v], changed = lo[u] + w, True
+        for _, u, v, w in reversed(weighted):
             if hi[v] - w < hi[u]:
                 hi[u], changed = hi[v] - w, True
         if not changed:

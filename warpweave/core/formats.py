@@ -17,7 +17,7 @@ import tomli_w
 from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
 from warpweave.core.schedule import Schedule
-from warpweave.core.validate import check_model
+from warpweave.core.validate import check_cost, check_model, check_rows
 
 MODEL_FORMAT = "warpweave.model/1"
 SCHEDULE_FORMAT = "warpweave.schedule/1"
@@ -49,8 +49,14 @@ def read_document(path: str | Path) -> dict:
         raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
+    except ValueError as exc:  # a path with a NUL byte
+        raise InputError(f"cannot read: {exc}", file=str(path)) from None
     try:
-        doc = tomllib.loads(text) if p.suffix == ".toml" else json.loads(text)
+        doc = tomllib.loads(text) if p.suffix == ".toml" else _json(text)
+    except InputError as exc:
+        raise exc.with_file(str(path)) from None
+    except RecursionError:
+        raise InputError("nested too deeply", file=str(path)) from None
     except json.JSONDecodeError as exc:
         raise InputError(f"malformed JSON at line {exc.lineno} column {exc.colno}: {exc.msg}",
                          file=str(path)) from None
@@ -59,6 +65,48 @@ def read_document(path: str | Path) -> dict:
     if not isinstance(doc, dict):
         raise InputError("the top level must be an object", file=str(path))
     return doc
+
+
+def _json(text: str) -> Any:
+    """JSON, where an object that gives a key twice is an input error naming the key's path
+    (JSON leaves repeated keys to the reader; Python's keeps the last one silently)."""
+    repeated: list[tuple[dict, str, Any, Any]] = []
+
+    def pairs_hook(pairs: list[tuple[str, Any]]) -> dict:
+        obj = dict(pairs)
+        if len(obj) < len(pairs) and not repeated:
+            seen: dict[str, Any] = {}
+            for key, value in pairs:
+                if key in seen:
+                    repeated.append((obj, key, seen[key], value))
+                    break
+                seen[key] = value
+        return obj
+
+    doc = json.loads(text, object_pairs_hook=pairs_hook)
+    if repeated:
+        obj, key, first, then = repeated[0]
+        raise InputError(f"key given twice (first {_brief(first)}, then {_brief(then)}); "
+                         "a JSON object gives each key once", _path_to(doc, obj) + (key,))
+    return doc
+
+
+def _brief(value: Any) -> str:
+    text = json.dumps(value)
+    return text if len(text) <= 30 else text[:27] + "..."
+
+
+def _path_to(doc: Any, target: dict) -> tuple:
+    """The key path from `doc` to the object `target` (by identity)."""
+    stack: list[tuple[Any, tuple]] = [(doc, ())]
+    while stack:
+        node, path = stack.pop()
+        if node is target:
+            return path
+        items = node.items() if isinstance(node, dict) else \
+            enumerate(node) if isinstance(node, list) else ()
+        stack.extend((value, path + (key,)) for key, value in items)
+    return ()
 
 
 class _Reader:
@@ -159,8 +207,9 @@ def _machine(data: Any) -> Machine:
     )
 
 
-def _op(data: Any, i: int) -> tuple[Op, bool]:
-    """An op and whether it was given with the `uses` shorthand."""
+def _op(data: Any, i: int, rows_before: int = 0) -> tuple[Op, bool]:
+    """An op and whether it was given with the `uses` shorthand (`rows_before`: the rows
+    of the ops before it, so that a shorthand's rows are counted before they are made)."""
     r = _Reader(data, ("ops", i))
     r.keys(_OP_KEYS)
     if r.has("uses") and r.has("rrt"):
@@ -176,8 +225,12 @@ def _op(data: Any, i: int) -> tuple[Op, bool]:
                   footprint=r.amounts("footprint"), spill_cost=r.int("spill_cost", 0),
                   warps=r.int("warps", 0), is_async=r.bool("async"), source_id=source_id)
     name = r.str("name", required=True)
+    check_cost(cycles, ("ops", i, "cycles"))
     if r.has("uses"):
-        return Op.using(name, cycles, r.amounts("uses"), **common), True
+        uses = r.amounts("uses")
+        if any(uses.values()):
+            check_rows(rows_before + cycles, ("ops", i, "cycles"), cycles)
+        return Op.using(name, cycles, uses, **common), True
     return Op(name, cycles, rrt=rrt, **common), False
 
 
@@ -203,7 +256,11 @@ def model_from_dict(doc: Mapping, default_name: str = "model") -> Model:
     if not r.has("machine"):
         raise InputError("missing", ("machine",))
     machine = _machine(r.raw("machine"))
-    parsed = [_op(o, i) for i, o in enumerate(r.list("ops"))]
+    parsed: list[tuple[Op, bool]] = []
+    rows = 0
+    for i, o in enumerate(r.list("ops")):
+        parsed.append(_op(o, i, rows))
+        rows += len(parsed[-1][0].rrt)
     ops = [op for op, _ in parsed]
     cycles = {op.name: op.cycles for op in ops}
     edges = [_edge(e, i, cycles) for i, e in enumerate(r.list("edges"))]

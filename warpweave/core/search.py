@@ -35,6 +35,7 @@ from pathlib import Path
 
 import attrs
 
+from warpweave import limits
 from warpweave.core.bounds import Bounds, bounds
 from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
@@ -72,6 +73,9 @@ class Attempt:
     # The I range a `minimize` question covered; I is then the least I found in it (else its
     # lowest value).
     interval: tuple[int, int] | None = None
+    # The lowest stage count of an answer that covers S = stages_from..S at once: the stage
+    # counts too short for the longest path, recorded in one answer however many they are.
+    stages_from: int | None = None
 
     def rules_out(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
         """The cases this answer shows to have no schedule at any length of their stage count:
@@ -86,7 +90,8 @@ class Attempt:
             return None
         if lo > hi:
             return None
-        return (lo, hi), ((1, self.S) if self.phase == "relaxation" else (self.S, self.S))
+        first = 1 if self.phase == "relaxation" else (self.stages_from or self.S)
+        return (lo, hi), (first, self.S)
 
     def to_dict(self) -> dict:
         d = attrs.asdict(self, filter=lambda a, v: v is not None)
@@ -243,94 +248,96 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
                          ("--search",), strategy)
     started = time.perf_counter()
     cons = list(constraints) if constraints is not None else constraint_set()
-    b = bounds(model, {c.name for c in cons})
-    s_max = max_stages or b.default_max_stages()
-    if s_max < 1:
-        raise InputError("must be >= 1", ("max_stages",), s_max)
-    for t in tie_breakers:
-        if t not in TIE_BREAKERS:
-            raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})", value=t)
-    solver = _Solver(model, backend, encoding, seed, bug_dir, isolate)
-    if strategy == "minimize" and not getattr(solver.encoding, "variable_interval", False):
-        raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
-                         "variable: use --encoding integer", ("--encoding",), encoding)
-    deadline = None if time_limit is None else started + time_limit
-    attempts: list[Attempt] = []
-    notes: list[str] = []
-    found = _Found(b.lower)
+    with limits.within(time_limit):  # the whole search, bounds included
+        b = bounds(model, {c.name for c in cons})
+        s_max = max_stages or b.default_max_stages()
+        if s_max < 1:
+            raise InputError("must be >= 1", ("max_stages",), s_max)
+        for t in tie_breakers:
+            if t not in TIE_BREAKERS:
+                raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})",
+                                 value=t)
+        solver = _Solver(model, backend, encoding, seed, bug_dir, isolate)
+        if strategy == "minimize" and not getattr(solver.encoding, "variable_interval", False):
+            raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
+                             "variable: use --encoding integer", ("--encoding",), encoding)
+        attempts: list[Attempt] = []
+        notes: list[str] = []
+        found = _Found(b.lower)
 
-    def record(a: Attempt) -> None:
-        attempts.append(a)
-        if progress:
-            progress(a)
+        def record(a: Attempt) -> None:
+            attempts.append(a)
+            if progress:
+                progress(a)
 
-    def announce(a: Attempt) -> None:
-        """Tell `progress` that a solver call starts on `a`'s question (status SOLVING); only
-        answers are recorded."""
-        if progress:
-            progress(a)
+        def announce(a: Attempt) -> None:
+            """Tell `progress` that a solver call starts on `a`'s question (status SOLVING); only
+            answers are recorded."""
+            if progress:
+                progress(a)
 
-    def limit() -> float | None:
-        left = None if deadline is None else max(0.0, deadline - time.perf_counter())
-        if left is not None and left <= 0:
-            raise TimeoutError
-        return left if solve_limit is None else min(solve_limit, left if left is not None
-                                                    else solve_limit)
+        def limit() -> float | None:
+            """The seconds the next solver call may take; TimeUp when none are left (the
+            search's deadline or an enclosing one), KeyboardInterrupt after a Ctrl-C that was
+            swallowed on the way (`warpweave.limits`)."""
+            limits.check()
+            left = limits.remaining()
+            return left if solve_limit is None else min(solve_limit, left if left is not None
+                                                        else solve_limit)
 
-    def ask(I: int, S: int, cs: Sequence[Constraint], phase: str,  # noqa: E741
-            min_length: int, hint: Schedule | None = None) -> tuple[str, Schedule | None]:
-        lengths = (max(min_length, (S - 1) * I + 1), S * I)
-        if lengths[0] > lengths[1]:
-            record(Attempt(I, S, lengths, "infeasible",
-                           f"L >= {min_length} (longest path) exceeds S*I", phase=phase))
-            return "infeasible", None
-        limit()  # out of time: stop before stating a problem that will not be solved
-        announce(Attempt(I, S, lengths, SOLVING, solver.how, phase=phase))
-        tick = time.perf_counter()
-        view = solver.view(I, S, cs, min_length)
-        if hint is not None:
-            view.hint(hint)
-        encoded = time.perf_counter() - tick
-        if phase == "relaxation":  # only its feasibility matters
-            view.problem.objective = None
-        result, schedule = solver.solve(view, cs, limit())
-        status = _status(result)
-        if schedule is not None and phase in ("joint", "seeded", "probe"):
-            found.best = schedule  # kept before anything else can be interrupted
-        record(Attempt(I, S, lengths, status, solver.how, time.perf_counter() - tick,
-                       schedule.L if schedule else None, phase, encoded,
-                       result.build_seconds, result.solve_seconds))
-        return status, schedule
+        def ask(I: int, S: int, cs: Sequence[Constraint], phase: str,  # noqa: E741
+                min_length: int, hint: Schedule | None = None) -> tuple[str, Schedule | None]:
+            lengths = (max(min_length, (S - 1) * I + 1), S * I)
+            if lengths[0] > lengths[1]:
+                record(_too_short(min_length, (I, I), (S, S), phase))
+                return "infeasible", None
+            limit()  # out of time: stop before stating a problem that will not be solved
+            announce(Attempt(I, S, lengths, SOLVING, solver.how, phase=phase))
+            tick = time.perf_counter()
+            view = solver.view(I, S, cs, min_length)
+            if hint is not None:
+                view.hint(hint)
+            encoded = time.perf_counter() - tick
+            if phase == "relaxation":  # only its feasibility matters
+                view.problem.objective = None
+            result, schedule = solver.solve(view, cs, limit())
+            status = _status(result)
+            if schedule is not None and phase in ("joint", "seeded", "probe"):
+                found.best = schedule  # kept before anything else can be interrupted
+            record(Attempt(I, S, lengths, status, solver.how, time.perf_counter() - tick,
+                           schedule.L if schedule else None, phase, encoded,
+                           result.build_seconds, result.solve_seconds))
+            return status, schedule
 
-    interrupted = False
-    try:
-        if paper:
-            _algorithm_1(b, s_max, cons, ask, notes, found)
-        elif strategy == "minimize":
-            _minimize(b, s_max, cons, solver, limit, record, announce, found, ask)
+        interrupted = False
+        try:
+            if paper:
+                _algorithm_1(b, s_max, cons, ask, record, notes, found)
+            elif strategy == "minimize":
+                _minimize(b, s_max, cons, solver, limit, record, announce, found, ask)
+            else:
+                _full_search(b, s_max, cons, ask, record, found)
+            if found.best is not None and tie_breakers:
+                _tie_break(solver, found, cons, tie_breakers, limit, record, announce, b)
+        except limits.TimeUp as stop:
+            notes.append(str(stop))
+        except KeyboardInterrupt:
+            interrupted = True
+            notes.append("interrupted")
+        stopped = sum(a.status == "timeout" for a in attempts)
+        if stopped and not any(n.startswith("time limit") for n in notes):
+            notes.append(f"{stopped} solver call(s) stopped at a time limit")
+        best, lower = found.best, found.lower
+        if best is not None:
+            lower = min(lower, best.I)
+            status = "optimal" if found.optimal and lower == best.I else "feasible"
+        elif lower > b.i_upper and not interrupted:
+            status = "infeasible"
         else:
-            _full_search(b, s_max, cons, ask, found)
-        if found.best is not None and tie_breakers:
-            _tie_break(solver, found, cons, tie_breakers, limit, record, announce, b)
-    except TimeoutError:
-        notes.append(f"time limit of {time_limit} s reached")
-    except KeyboardInterrupt:
-        interrupted = True
-        notes.append("interrupted")
-    stopped = sum(a.status == "timeout" for a in attempts)
-    if stopped and not any(n.startswith("time limit") for n in notes):
-        notes.append(f"{stopped} solver call(s) stopped at a time limit")
-    best, lower = found.best, found.lower
-    if best is not None:
-        lower = min(lower, best.I)
-        status = "optimal" if found.optimal and lower == best.I else "feasible"
-    elif lower > b.i_upper and not interrupted:
-        status = "infeasible"
-    else:
-        status = "unknown"
-    return Outcome(model, best, status, status == "optimal", lower, b, s_max, tuple(attempts),
-                   solver.backend.spec, encoding, tuple(c.name for c in cons),
-                   time.perf_counter() - started, interrupted, tuple(notes))
+            status = "unknown"
+        return Outcome(model, best, status, status == "optimal", lower, b, s_max, tuple(attempts),
+                       solver.backend.spec, encoding, tuple(c.name for c in cons),
+                       time.perf_counter() - started, interrupted, tuple(notes))
 
 
 def decide(model: Model, I: int, *, backend: str = "cpsat",  # noqa: E741
@@ -345,9 +352,7 @@ def decide(model: Model, I: int, *, backend: str = "cpsat",  # noqa: E741
     b = bounds(model, {c.name for c in cons})
     solver = _Solver(model, backend, encoding, seed, None, isolate)
     proven = True
-    for S in range(1, (max_stages or b.default_max_stages()) + 1):
-        if max(b.min_length, (S - 1) * I + 1) > S * I:
-            continue
+    for S in range(max(1, -(-b.min_length // I)), (max_stages or b.default_max_stages()) + 1):
         result, schedule = solver.solve(solver.view(I, S, cons, b.min_length), cons, solve_limit)
         if schedule is not None:
             return "feasible", schedule
@@ -355,21 +360,51 @@ def decide(model: Model, I: int, *, backend: str = "cpsat",  # noqa: E741
     return ("infeasible" if proven else "unknown"), None
 
 
-def _full_search(b: Bounds, s_max: int, cons, ask, found: _Found) -> None:
+def _too_short(min_length: int, I: int, S: int, phase: str, *,  # noqa: E741
+               interval: tuple[int, int] | None = None, stages_from: int | None = None) -> Attempt:
+    """The answer, without a solver, that S stages (from `stages_from`) of I (over `interval`)
+    are too short for the longest path."""
+    top = interval[1] if interval else I
+    return Attempt(I, S, (min_length, S * top), "infeasible",
+                   f"L >= {min_length} (longest path) exceeds S*I", phase=phase,
+                   interval=interval, stages_from=stages_from if stages_from != S else None)
+
+
+def _first_stage(min_length: int, I: int, s_max: int, phase: str, record) -> int:  # noqa: E741
+    """The first stage count whose S*I holds the longest path; the ones below it (at most
+    `s_max`) recorded as one answer, however many: a long latency must not cost a loop."""
+    first = max(1, -(-min_length // I))
+    if first > 1:
+        record(_too_short(min_length, I, min(first - 1, s_max), phase, stages_from=1))
+    return first
+
+
+def _first_interval(b: Bounds, s_max: int, phase: str, record, found: _Found) -> int:
+    """The first I at which `s_max` stages hold the longest path; the I below it recorded as
+    one answer (every stage count of each is too short) and no longer possible."""
+    first = max(b.lower, -(-b.min_length // s_max))
+    if first > b.lower:
+        record(_too_short(b.min_length, b.lower, s_max, phase, interval=(b.lower, first - 1),
+                          stages_from=1))
+        found.lower = max(found.lower, first)
+    return first
+
+
+def _full_search(b: Bounds, s_max: int, cons, ask, record, found: _Found) -> None:
     """Every stage count at every I, until the first schedule.
 
     At each I a relaxation first keeps only the constraints that ignore Q's copies and only get
     easier as L grows: if it is infeasible at L = S_max * I, no stage count can work at this I.
     """
     relaxed = [c for c in cons if c.q_free]
-    for I in range(b.lower, b.i_upper + 1):  # noqa: E741
+    for I in range(_first_interval(b, s_max, "joint", record, found), b.i_upper + 1):  # noqa: E741
         if len(relaxed) < len(cons) and ask(I, s_max, relaxed, "relaxation",
                                             b.min_length)[0] == "infeasible":
             if found.lower == I:
                 found.lower = I + 1
             continue
         proven_below = True  # every smaller S at this I shown infeasible
-        for S in range(1, s_max + 1):
+        for S in range(_first_stage(b.min_length, I, s_max, "joint", record), s_max + 1):
             status, schedule = ask(I, S, cons, "joint", b.min_length)
             if schedule is not None:  # `ask` has kept it as found.best
                 found.optimal = proven_below and status == "optimal"
@@ -394,22 +429,25 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
     the lower bound, no later stage count can beat it and nothing is left to ask."""
     first = max(1, -(-b.min_length // b.lower))
     if first <= s_max:
-        for S in range(1, first + 1):
-            status, schedule = ask(b.lower, S, cons, "probe", b.min_length)
-            if schedule is not None:
-                found.optimal, found.lower = True, b.lower
-                return
+        S = _first_stage(b.min_length, b.lower, s_max, "probe", record)
+        status, schedule = ask(b.lower, S, cons, "probe", b.min_length)
+        if schedule is not None:
+            found.optimal, found.lower = True, b.lower
+            return
     proven = True
     floor = None  # smallest I not ruled out at the stage counts not decided
-    for S in range(1, s_max + 1):
+    S = 0
+    while S < s_max:
+        S += 1
         top = b.i_upper if found.best is None else found.best.I - 1
         if top < b.lower:
             break
         lengths = (max(b.min_length, (S - 1) * b.lower + 1), S * top)
-        if lengths[0] > lengths[1]:
-            record(Attempt(b.lower, S, lengths, "infeasible",
-                           f"L >= {b.min_length} (longest path) exceeds S*I", phase="minimize",
-                           interval=(b.lower, top)))
+        if lengths[0] > lengths[1]:  # S up to `last` cannot hold the longest path: one answer
+            last = min(s_max, -(-b.min_length // top) - 1)
+            record(_too_short(b.min_length, b.lower, last, "minimize", interval=(b.lower, top),
+                              stages_from=S))
+            S = last
             continue
         limit()  # out of time: stop before stating a problem that will not be solved
         announce(Attempt(b.lower, S, lengths, SOLVING, solver.how, phase="minimize",
@@ -436,12 +474,13 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
         found.lower = max(b.lower, floor if floor is not None else b.lower)
 
 
-def _algorithm_1(b: Bounds, s_max: int, cons, ask, notes: list[str], found: _Found) -> None:
+def _algorithm_1(b: Bounds, s_max: int, cons, ask, record, notes: list[str],
+                 found: _Found) -> None:
     """The Twill paper's Algorithm 1: phase 1 fixes the stage count, phase 2 tries only it."""
     modulo = [c for c in cons if c.name in MODULO_ONLY]
-    for I in range(b.lower, b.i_upper + 1):  # noqa: E741
+    for I in range(_first_interval(b, s_max, "modulo", record, found), b.i_upper + 1):  # noqa: E741
         seed = None
-        for S in range(1, s_max + 1):
+        for S in range(_first_stage(b.min_length, I, s_max, "modulo", record), s_max + 1):
             status, seed = ask(I, S, modulo, "modulo", b.min_length)
             if seed is not None:
                 break

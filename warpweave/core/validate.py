@@ -1,5 +1,11 @@
-"""Which models are well formed: names, references, ranges.  The first problem is raised as an
-InputError whose path names the offending key (`ops[3].rrt[0].tcc`)."""
+"""Which models are well formed: names, references, ranges and sizes.  The first problem is
+raised as an InputError whose path names the offending key (`ops[3].rrt[0].tcc`).
+
+Sizes: a cost (an op's cycles, a delay, a spill cost) is at most MAX_COST cycles, and the
+reservation tables, which hold a row per cycle of an op, at most MAX_ROWS rows in all.  Beyond
+them a model is not a loop body in cycles (a unit mistake, or a latency in nanoseconds times a
+million), and the tool could not decide it in memory or in a solver's 64-bit integers anyway.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +14,10 @@ from collections.abc import Iterable
 from warpweave.core.bounds import check_zero_distance_cycles
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+
+MAX_COST = 10**9       # cycles, delays and spill costs (a second of a GPU's clock)
+MAX_ROWS = 2**20       # reservation-table rows, over all ops
+COARSER = "give the costs in coarser units"
 
 
 def _unique(names: Iterable[str], where: tuple) -> None:
@@ -25,6 +35,19 @@ def _at_least(value: int, low: int, path: tuple) -> None:
         raise InputError("must be an integer", path, value)
     if value < low:
         raise InputError(f"must be >= {low}", path, value)
+
+
+def check_cost(value: int, path: tuple) -> None:
+    """A cost in cycles within MAX_COST (its lower end is checked where it is read)."""
+    if value > MAX_COST:
+        raise InputError(f"must be <= {MAX_COST} cycles; {COARSER}", path, value)
+
+
+def check_rows(rows: int, path: tuple, value: int) -> None:
+    """`rows` reservation rows so far within MAX_ROWS (`path` = `value`: where they come from)."""
+    if rows > MAX_ROWS:
+        raise InputError(f"reservation tables hold a row per cycle, at most {MAX_ROWS} in all; "
+                         f"{COARSER}", path, value)
 
 
 def check_machine(model: Model) -> None:
@@ -58,22 +81,33 @@ def check_ops(model: Model) -> None:
             if op.source_id in ids:
                 raise InputError("duplicate id", ("ops", i, "id"), op.source_id)
             ids.add(op.source_id)
+    rows = 0
     for i, op in enumerate(model.ops):
         _at_least(op.cycles, 1, ("ops", i, "cycles"))
+        check_cost(op.cycles, ("ops", i, "cycles"))
         for key in ("regs", "spill_cost", "warps"):
             _at_least(getattr(op, key), 0, ("ops", i, key))
+        check_cost(op.spill_cost, ("ops", i, "spill_cost"))
         if len(op.rrt) > op.cycles:
             raise InputError(f"{len(op.rrt)} reservation rows for an op of {op.cycles} cycles",
                              ("ops", i, "rrt"), len(op.rrt))
+        rows += len(op.rrt)
+        check_rows(rows, ("ops", i, "cycles"), op.cycles)
+        # An op's rows are mostly one row repeated (the `uses` shorthand): each distinct row is
+        # checked once, and its first cycle named if it is wrong.
+        first: dict = {}
         for c, row in enumerate(op.rrt):
+            first.setdefault(row, c)
+        for row, c in first.items():
             for unit, count in row:
                 path = ("ops", i, "rrt", c, unit)
                 if unit not in capacity:
                     raise InputError(f"unknown unit (units: {', '.join(capacity) or 'none'})",
                                      path, unit)
                 _at_least(count, 0, path)
-                if capacity[unit] == 0:
-                    raise InputError(f"uses unit {unit!r}, which has capacity 0", path, count)
+                if count > capacity[unit]:
+                    raise InputError(f"uses {count} of unit {unit!r} at once, which has "
+                                     f"capacity {capacity[unit]}", path, count)
         for mem, amount in op.footprint:
             path = ("ops", i, "footprint", mem)
             if mem not in memories:
@@ -94,6 +128,7 @@ def check_edges(model: Model) -> None:
             if not model.has_op(name):
                 raise InputError("edge to a missing op", ("edges", i, key), name)
         _at_least(e.delay, 0, ("edges", i, "delay"))
+        check_cost(e.delay, ("edges", i, "delay"))
         _at_least(e.distance, 0, ("edges", i, "distance"))
         if e.kind not in ("data", "order"):
             raise InputError('kind must be "data" or "order"', ("edges", i, "kind"), e.kind)
