@@ -27,11 +27,15 @@ from __future__ import annotations
 
 import contextlib
 import contextvars
+import functools
 import signal
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from types import FrameType
+from typing import TypeVar
+
+T = TypeVar("T")
 
 
 class Deadline:
@@ -157,3 +161,12 @@ def deferred_interrupts() -> Iterator[None]:
                 signal.raise_signal(signal.SIGINT)
             elif callable(previous):
                 previous(signal.SIGINT, held[0])
+
+
+def within_time_limit(func: Callable[..., T]) -> Callable[..., T]:
+    """Run `func` within the deadline its keyword argument `time_limit` gives (see `within`)."""
+    @functools.wraps(func)
+    def bounded(*args, **kwargs) -> T:
+        with within(kwargs.get("time_limit")):
+            return func(*args, **kwargs)
+    return bounded

@@ -7,12 +7,14 @@ Data flows one way: model -> streaming -> normalize -> search -> denormalize -> 
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import attrs
 
-from warpweave.core.bounds import bounds
+from warpweave import limits
+from warpweave.core.bounds import Bounds, bounds
 from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, schedule_report
@@ -96,13 +98,14 @@ def load_target(target: str, machine: str | None = None, params: Sequence[str] =
     return spec.build(machine, **parse_params(spec, params))
 
 
-def normalization(model: Model, how: str) -> Normalized | None:
-    """Apply the normalization `how` asks for: auto | off | unit=K | paper=U."""
+def normalization(model: Model, how: str, lower: int | None = None) -> Normalized | None:
+    """Apply the normalization `how` asks for: auto | off | unit=K | paper=U (`lower`: the
+    smallest I the search can reach, if known; default the model's lower bound on I)."""
     if how == "off":
         return None
     kind, _, value = how.partition("=")
     if kind == "auto":
-        lower = bounds(model).lower
+        lower = bounds(model).lower if lower is None else lower
         return by_unit(model, auto_unit(model, lower, RESOLUTION)) \
             if lower > AUTO_THRESHOLD else None
     if kind in ("unit", "paper") and value.isdigit() and int(value) >= 1:
@@ -115,14 +118,14 @@ def run_solve(model: Model, options: Options = Options(),
               progress: Callable[[Attempt], None] | None = None,
               extra: Sequence[Constraint] = ()) -> Run:
     """Solve `model` as `options` say; the answer is verified in raw cycles.  `extra`
-    constraints (e.g. a pinned role from `kernels.roles`) join the registered ones."""
-    streaming: list[StreamingOp] = []
-    if options.streaming:
-        model, streaming = apply_streaming(model)
-    norm = normalization(model, options.normalize)
-    solved = norm.model if norm else model
-    cons = [*constraint_set(without=options.without), *extra]
+    constraints (e.g. a pinned role from `kernels.roles`) join the registered ones.
 
+    `options.time_limit` bounds the whole run, not only the search: streaming, the bounds and
+    normalization check the same deadline (`warpweave.limits`), and Ctrl-C is latched for the
+    run.  Stopped before the search could start, the Run has no schedule, the bounds known on
+    the raw model, and a note saying where it stopped."""
+    started = time.perf_counter()
+    cons = [*constraint_set(without=options.without), *extra]
     strategy = options.search
     if strategy == "auto":
         takes = getattr(ENCODINGS.get(options.encoding), "variable_interval", False)
@@ -131,7 +134,7 @@ def run_solve(model: Model, options: Options = Options(),
     if backend == "auto":
         backend = MINIMIZE_BACKEND if strategy == "minimize" else SWEEP_BACKEND
 
-    def go(paper: bool) -> Outcome:
+    def go(solved: Model, paper: bool) -> Outcome:
         return search(solved, backend=backend, encoding=options.encoding,
                       strategy="sweep" if paper else strategy,
                       constraints=cons, max_stages=options.max_stages,
@@ -139,16 +142,53 @@ def run_solve(model: Model, options: Options = Options(),
                       paper=paper, tie_breakers=options.tie_breakers, seed=options.seed,
                       progress=progress, bug_dir=options.bug_dir, isolate=options.isolate)
 
-    outcome = go(options.paper_search)
-    comparison = None
-    if options.paper_search and outcome.schedule is not None:
-        comparison = _compare(outcome, go(False))
+    with limits.within(options.time_limit), limits.latch_interrupts():
+        streaming: list[StreamingOp] = []
+        known: Bounds | None = None
+        stage = "applying streaming"
+        try:
+            if options.streaming:
+                model, streaming = apply_streaming(model)
+            stage = "computing the bounds"
+            known = bounds(model, {c.name for c in cons})
+            stage = "normalizing costs"
+            # The I the search can reach: at least the lower bound, and at least what holds the
+            # longest path within the stage bound (a long latency over a small bound on I).
+            reach = max(known.lower, -(-known.min_length //
+                                       (options.max_stages or known.default_max_stages())))
+            norm = normalization(model, options.normalize, reach)
+            stage = "computing the bounds of the normalized model"
+            outcome = go(norm.model if norm else model, options.paper_search)
+        except (limits.TimeUp, KeyboardInterrupt) as stop:
+            return _stopped(model, streaming, cons, known, backend, options, stop, stage,
+                            started)
+        comparison = None
+        if options.paper_search and outcome.schedule is not None and not limits.interrupted():
+            comparison = _compare(outcome, go(norm.model if norm else model, False))
     schedule = outcome.schedule
     violations: tuple[Violation, ...] = ()
     if schedule is not None and norm is not None:
         schedule = norm.denormalize(schedule)
         violations = tuple(v for c in cons for v in c.check(model, schedule))
+    solved = norm.model if norm else model
     return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison)
+
+
+def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constraint],
+             known: Bounds | None, backend: str, options: Options, stop: BaseException,
+             stage: str, started: float) -> Run:
+    """The Run of a solve stopped (time limit or Ctrl-C) before its search could start: no
+    schedule, and the bounds of the raw model - without RecMII when it was their computation
+    that was stopped (ResMII and the longest path take one pass and check no deadline)."""
+    b = known or bounds(model, {c.name for c in cons} - {"dependence"})
+    interrupted = isinstance(stop, KeyboardInterrupt)
+    note = f"{'interrupted' if interrupted else stop} while {stage}, before any solver call" + \
+        ("" if known else "; the lower bound is without RecMII")
+    outcome = Outcome(model, None, "unknown", False, b.lower, b,
+                      options.max_stages or b.default_max_stages(), (), backend,
+                      options.encoding, tuple(c.name for c in cons),
+                      time.perf_counter() - started, interrupted, (note,))
+    return Run(model, model, tuple(streaming), None, outcome, None, ())
 
 
 def _compare(paper: Outcome, full: Outcome) -> str:

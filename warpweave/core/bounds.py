@@ -20,6 +20,8 @@ from warpweave import limits
 from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model
 
+DEFAULT_STAGES_CAP = 32  # the kernels and the Meta graphs need 4-5
+
 
 @attrs.frozen
 class CycleRatio:
@@ -56,8 +58,10 @@ class Bounds:
     def default_max_stages(self) -> int:
         """A stage bound: two stages beyond what the longest path needs at the lowest I.  (One
         is too few in practice: with it, fa3-fwd on h100 at 16 cycles per unit gets I = 68
-        units, where four stages reach I = 64.)"""
-        return max(1, math.ceil(self.min_length / self.lower)) + 2
+        units, where four stages reach I = 64.)  At most DEFAULT_STAGES_CAP: every problem holds
+        a copy of the loop body per stage, and a latency thousands of times the lower bound on I
+        would otherwise ask for that many (the search then states the bound it used)."""
+        return min(DEFAULT_STAGES_CAP, max(1, -(-self.min_length // self.lower)) + 2)
 
 
 def res_mii(model: Model) -> tuple[int, str | None]:

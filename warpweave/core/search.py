@@ -230,6 +230,7 @@ def _status(result) -> str:
             "TIMEOUT": "timeout"}.get(result.status.value, "unknown")
 
 
+@limits.within_time_limit  # the whole search, its bounds and encodings included
 def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
            constraints: Sequence[Constraint] | None = None, max_stages: int | None = None,
            time_limit: float | None = None, solve_limit: float | None = None,
@@ -248,96 +249,91 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
                          ("--search",), strategy)
     started = time.perf_counter()
     cons = list(constraints) if constraints is not None else constraint_set()
-    with limits.within(time_limit):  # the whole search, bounds included
-        b = bounds(model, {c.name for c in cons})
-        s_max = max_stages or b.default_max_stages()
-        if s_max < 1:
-            raise InputError("must be >= 1", ("max_stages",), s_max)
-        for t in tie_breakers:
-            if t not in TIE_BREAKERS:
-                raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})",
-                                 value=t)
-        solver = _Solver(model, backend, encoding, seed, bug_dir, isolate)
-        if strategy == "minimize" and not getattr(solver.encoding, "variable_interval", False):
-            raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
-                             "variable: use --encoding integer", ("--encoding",), encoding)
-        attempts: list[Attempt] = []
-        notes: list[str] = []
-        found = _Found(b.lower)
+    b = bounds(model, {c.name for c in cons})
+    s_max = max_stages or b.default_max_stages()
+    if s_max < 1:
+        raise InputError("must be >= 1", ("max_stages",), s_max)
+    for t in tie_breakers:
+        if t not in TIE_BREAKERS:
+            raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})", value=t)
+    solver = _Solver(model, backend, encoding, seed, bug_dir, isolate)
+    if strategy == "minimize" and not getattr(solver.encoding, "variable_interval", False):
+        raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
+                         "variable: use --encoding integer", ("--encoding",), encoding)
+    attempts: list[Attempt] = []
+    notes: list[str] = []
+    found = _Found(b.lower)
 
-        def record(a: Attempt) -> None:
-            attempts.append(a)
-            if progress:
-                progress(a)
+    def record(a: Attempt) -> None:
+        attempts.append(a)
+        if progress:
+            progress(a)
 
-        def announce(a: Attempt) -> None:
-            """Tell `progress` that a solver call starts on `a`'s question (status SOLVING); only
-            answers are recorded."""
-            if progress:
-                progress(a)
+    def announce(a: Attempt) -> None:
+        """Tell `progress` that a solver call starts on `a`'s question (status SOLVING); only
+        answers are recorded."""
+        if progress:
+            progress(a)
 
-        def limit() -> float | None:
-            """The seconds the next solver call may take; TimeUp when none are left (the
-            search's deadline or an enclosing one), KeyboardInterrupt after a Ctrl-C that was
-            swallowed on the way (`warpweave.limits`)."""
-            limits.check()
-            left = limits.remaining()
-            return left if solve_limit is None else min(solve_limit, left if left is not None
-                                                        else solve_limit)
+    def limit() -> float | None:
+        """The seconds the next solver call may take; TimeUp when none are left (the
+        search's deadline or an enclosing one), KeyboardInterrupt after a Ctrl-C that was
+        swallowed on the way (`warpweave.limits`)."""
+        limits.check()
+        left = limits.remaining()
+        return left if solve_limit is None else min(solve_limit, left if left is not None
+                                                    else solve_limit)
 
-        def ask(I: int, S: int, cs: Sequence[Constraint], phase: str,  # noqa: E741
-                min_length: int, hint: Schedule | None = None) -> tuple[str, Schedule | None]:
-            lengths = (max(min_length, (S - 1) * I + 1), S * I)
-            if lengths[0] > lengths[1]:
-                record(_too_short(min_length, (I, I), (S, S), phase))
-                return "infeasible", None
-            limit()  # out of time: stop before stating a problem that will not be solved
-            announce(Attempt(I, S, lengths, SOLVING, solver.how, phase=phase))
-            tick = time.perf_counter()
-            view = solver.view(I, S, cs, min_length)
-            if hint is not None:
-                view.hint(hint)
-            encoded = time.perf_counter() - tick
-            if phase == "relaxation":  # only its feasibility matters
-                view.problem.objective = None
-            result, schedule = solver.solve(view, cs, limit())
-            status = _status(result)
-            if schedule is not None and phase in ("joint", "seeded", "probe"):
-                found.best = schedule  # kept before anything else can be interrupted
-            record(Attempt(I, S, lengths, status, solver.how, time.perf_counter() - tick,
-                           schedule.L if schedule else None, phase, encoded,
-                           result.build_seconds, result.solve_seconds))
-            return status, schedule
+    def ask(I: int, S: int, cs: Sequence[Constraint], phase: str,  # noqa: E741
+            min_length: int, hint: Schedule | None = None) -> tuple[str, Schedule | None]:
+        lengths = (max(min_length, (S - 1) * I + 1), S * I)  # never empty: see _first_stage
+        limit()  # out of time: stop before stating a problem that will not be solved
+        announce(Attempt(I, S, lengths, SOLVING, solver.how, phase=phase))
+        tick = time.perf_counter()
+        view = solver.view(I, S, cs, min_length)
+        if hint is not None:
+            view.hint(hint)
+        encoded = time.perf_counter() - tick
+        if phase == "relaxation":  # only its feasibility matters
+            view.problem.objective = None
+        result, schedule = solver.solve(view, cs, limit())
+        status = _status(result)
+        if schedule is not None and phase in ("joint", "seeded", "probe"):
+            found.best = schedule  # kept before anything else can be interrupted
+        record(Attempt(I, S, lengths, status, solver.how, time.perf_counter() - tick,
+                       schedule.L if schedule else None, phase, encoded,
+                       result.build_seconds, result.solve_seconds))
+        return status, schedule
 
-        interrupted = False
-        try:
-            if paper:
-                _algorithm_1(b, s_max, cons, ask, record, notes, found)
-            elif strategy == "minimize":
-                _minimize(b, s_max, cons, solver, limit, record, announce, found, ask)
-            else:
-                _full_search(b, s_max, cons, ask, record, found)
-            if found.best is not None and tie_breakers:
-                _tie_break(solver, found, cons, tie_breakers, limit, record, announce, b)
-        except limits.TimeUp as stop:
-            notes.append(str(stop))
-        except KeyboardInterrupt:
-            interrupted = True
-            notes.append("interrupted")
-        stopped = sum(a.status == "timeout" for a in attempts)
-        if stopped and not any(n.startswith("time limit") for n in notes):
-            notes.append(f"{stopped} solver call(s) stopped at a time limit")
-        best, lower = found.best, found.lower
-        if best is not None:
-            lower = min(lower, best.I)
-            status = "optimal" if found.optimal and lower == best.I else "feasible"
-        elif lower > b.i_upper and not interrupted:
-            status = "infeasible"
+    interrupted = False
+    try:
+        if paper:
+            _algorithm_1(b, s_max, cons, ask, record, notes, found)
+        elif strategy == "minimize":
+            _minimize(b, s_max, cons, solver, limit, record, announce, found, ask)
         else:
-            status = "unknown"
-        return Outcome(model, best, status, status == "optimal", lower, b, s_max, tuple(attempts),
-                       solver.backend.spec, encoding, tuple(c.name for c in cons),
-                       time.perf_counter() - started, interrupted, tuple(notes))
+            _full_search(b, s_max, cons, ask, record, found)
+        if found.best is not None and tie_breakers:
+            _tie_break(solver, found, cons, tie_breakers, limit, record, announce, b)
+    except limits.TimeUp as stop:
+        notes.append(str(stop))
+    except KeyboardInterrupt:
+        interrupted = True
+        notes.append("interrupted")
+    stopped = sum(a.status == "timeout" for a in attempts)
+    if stopped and not any(n.startswith("time limit") for n in notes):
+        notes.append(f"{stopped} solver call(s) stopped at a time limit")
+    best, lower = found.best, found.lower
+    if best is not None:
+        lower = min(lower, best.I)
+        status = "optimal" if found.optimal and lower == best.I else "feasible"
+    elif lower > b.i_upper and not interrupted:
+        status = "infeasible"
+    else:
+        status = "unknown"
+    return Outcome(model, best, status, status == "optimal", lower, b, s_max, tuple(attempts),
+                   solver.backend.spec, encoding, tuple(c.name for c in cons),
+                   time.perf_counter() - started, interrupted, tuple(notes))
 
 
 def decide(model: Model, I: int, *, backend: str = "cpsat",  # noqa: E741

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 import attrs
 
+from warpweave import limits
 from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model, Op
@@ -36,6 +37,7 @@ from warpweave.core.validate import check_model
 from warpweave.encodings.ir import IntVar, Problem, Var
 
 Solve = Callable[[Problem], Mapping[Var, int] | None]
+CANDIDATES = 64  # units `auto_unit` tries at most
 
 
 @attrs.frozen
@@ -136,14 +138,21 @@ def by_unit(model: Model, unit: int) -> Normalized:
     """
     if unit < 1:
         raise InputError("the normalization unit must be >= 1 cycle", ("unit",), unit)
-    uses = cost_uses(model)
-    mapping = {c: -(-c // unit) for c in uses}
+    mapping, normalized = _rounded(model, unit)
+    F = 0
+    for a in mapping:  # quadratic in the distinct costs: a deadline check per row
+        limits.check()
+        F = max(F, max(abs(a * mapping[b] - b * mapping[a]) for b in mapping))
+    return Normalized(model, normalized, mapping, unit, sum(mapping.values()), F, ())
+
+
+def _rounded(model: Model, unit: int) -> tuple[dict[int, int], Model]:
+    """The cost map C -> ceil(C / unit) and the model in those units."""
+    mapping = {c: -(-c // unit) for c in cost_uses(model)}
     ops = [_normal_op(op, mapping, unit) for op in model.ops]
     cycles = {op.name: op.cycles for op in ops}
     edges = [_normal_edge(e, model, mapping, cycles) for e in model.edges]
-    normalized = check_model(attrs.evolve(model, ops=ops, edges=edges))
-    F = max((abs(a * mapping[b] - b * mapping[a]) for a in mapping for b in mapping), default=0)
-    return Normalized(model, normalized, mapping, unit, sum(mapping.values()), F, ())
+    return mapping, check_model(attrs.evolve(model, ops=ops, edges=edges))
 
 
 def auto_unit(model: Model, lower_bound: int, resolution: int = 64) -> int:
@@ -151,10 +160,18 @@ def auto_unit(model: Model, lower_bound: int, resolution: int = 64) -> int:
     placed where rounding costs least: among the units from 3/4 of lower_bound // resolution up
     to it, the one whose rounded model has the smallest lower bound in raw cycles (unit x its
     bound), the largest on a tie.  Rounding 256-cycle GEMMs up to 40-cycle units makes them
-    280 cycles and the tensor-core bound 9% worse; 32-cycle units keep them exact."""
+    280 cycles and the tensor-core bound 9% worse; 32-cycle units keep them exact.  At most
+    CANDIDATES units are tried, evenly spaced from the top (the kernels have up to 33); each
+    checks the run's deadline."""
     top = max(1, lower_bound // resolution)
-    return min(range(max(1, 3 * top // 4), top + 1),
-               key=lambda u: (u * bounds(by_unit(model, u).model).lower, -u))
+    low = max(1, 3 * top // 4)
+    step = -(-(top - low + 1) // CANDIDATES)
+
+    def cost(u: int) -> tuple[int, int]:
+        limits.check()
+        return u * bounds(_rounded(model, u)[1]).lower, -u
+
+    return min(range(top, low - 1, -step), key=cost)
 
 
 def _pairs(raw: Model, normalized: Model) -> Iterable[tuple[str, int, int]]:
@@ -168,14 +185,17 @@ def _pairs(raw: Model, normalized: Model) -> Iterable[tuple[str, int, int]]:
 
 def _normal_op(op: Op, mapping: Mapping[int, int], scale: int) -> Op:
     cycles = max(1, mapping[op.cycles])
+    spill = mapping[op.spill_cost] if op.spill_cost else 0
+    uniform = op.uniform_use()
+    if uniform and (op.cycles - 1) // scale >= cycles - 1:  # every row the same, and all kept
+        return attrs.evolve(op, cycles=cycles, rrt=[uniform] * cycles, spill_cost=spill)
     rows: list[dict[str, int]] = [{} for _ in range(cycles)]
     for c, unit, n in op.usage():
         row = rows[min(c // scale, cycles - 1)]
         row[unit] = max(row.get(unit, 0), n)
     while rows and not rows[-1]:
         rows.pop()
-    return attrs.evolve(op, cycles=cycles, rrt=rows,
-                        spill_cost=mapping[op.spill_cost] if op.spill_cost else 0)
+    return attrs.evolve(op, cycles=cycles, rrt=rows, spill_cost=spill)
 
 
 def _normal_edge(e: Edge, model: Model, mapping: Mapping[int, int],
@@ -188,7 +208,8 @@ def _normal_edge(e: Edge, model: Model, mapping: Mapping[int, int],
 def registry_solver(spec: str = "cbc") -> Solve:
     """A `solve` callable backed by the backend registered as `spec` (`family[:options]`)."""
     def solve(problem: Problem) -> Mapping[Var, int] | None:
-        result = backend(spec).solve(problem)
+        result = backend(spec).solve(problem, time_limit=limits.remaining())
+        limits.check()  # a call stopped by the run's deadline is no answer
         return result.values if result.status.has_solution else None
 
     return solve

@@ -1,0 +1,78 @@
+"""Every limit bounds the whole run, and no magnitude costs a loop: the run's deadline stops
+the bounds and normalization too (a Run with what is known, exit 3), stage counts the longest
+path rules out are one answer however many, and normalization tries a bounded number of units."""
+
+from __future__ import annotations
+
+from warpweave.core.formats import model_from_dict
+from warpweave.core.search import search
+from warpweave.machines import normalize
+from warpweave.pipeline import Options, run_solve
+
+TOY = {"units": {"tc": 1, "sfu": 1}, "warp_groups": [{"name": "g0", "warps": 4}]}
+
+
+def long_path(delay: int) -> dict:
+    """A latency `delay` on the way from A to B: at I = 1 it needs delay + 1 stages."""
+    return {"name": "long", "machine": TOY,
+            "ops": [{"name": "A", "uses": {"tc": 1}}, {"name": "B", "uses": {"sfu": 1}}],
+            "edges": [{"src": "A", "dst": "B", "delay": delay},
+                      {"src": "B", "dst": "B", "distance": 1}]}
+
+
+def test_stage_counts_too_short_for_the_longest_path_are_one_answer():
+    """A delay of 10^6 over a lower bound of 1: the sweep may not walk I = 1, 2, ... nor
+    S = 1, 2, ...: each run of cases the longest path rules out is one recorded answer, and
+    together the answers still cover every case below the optimum."""
+    m = model_from_dict(long_path(10**6))
+    out = search(m, backend="cpsat", encoding="integer", strategy="sweep", max_stages=4,
+                 isolate=False)
+    assert out.optimal and out.schedule.stages <= 4 and len(out.attempts) <= 8
+    short = [a for a in out.attempts if "longest path" in a.how]
+    assert short[0].rules_out() == ((1, out.schedule.I - 1), (1, 4))
+    covered = {(i, s) for a in out.attempts if (r := a.rules_out())
+               for i in range(r[0][0], min(r[0][1], out.schedule.I - 1) + 1)
+               for s in range(r[1][0], r[1][1] + 1)}
+    assert covered == {(i, s) for i in range(1, out.schedule.I) for s in range(1, 5)}
+
+
+def test_the_default_stage_bound_is_capped():
+    from warpweave.core.bounds import DEFAULT_STAGES_CAP, bounds
+    b = bounds(model_from_dict(long_path(10**6)))
+    assert b.lower == 1 and b.min_length > 10**6
+    assert b.default_max_stages() == DEFAULT_STAGES_CAP
+
+
+def test_a_deadline_during_the_bounds_gives_a_run_with_what_is_known(fa_model):
+    run = run_solve(fa_model, Options(time_limit=1e-9, isolate=False))
+    o = run.outcome
+    assert run.schedule is None and o.status == "unknown" and o.attempts == ()
+    assert run.exit_status == 3 and not o.interrupted
+    assert o.notes == ("time limit of 1e-09 s reached while computing the bounds, before any "
+                       "solver call; the lower bound is without RecMII",)
+    assert o.lower_bound == 2  # ResMII: the tensor core, without the dependence cycle
+
+
+def test_ctrl_c_during_normalization_gives_a_run_with_the_bounds(fa_model, monkeypatch):
+    def interrupted(*args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr("warpweave.pipeline.normalization", interrupted)
+    run = run_solve(fa_model, Options(isolate=False))
+    assert run.outcome.interrupted and run.exit_status == 3 and run.schedule is None
+    assert run.outcome.notes == ("interrupted while normalizing costs, before any solver call",)
+    assert run.outcome.bounds.rec_mii == 1  # computed before: kept
+
+
+def test_auto_normalization_tries_a_bounded_number_of_units(monkeypatch):
+    """A lower bound of 10^8 cycles would make 3/4..1 of 10^8/64 about 390,000 candidates."""
+    m = model_from_dict({"name": "big", "machine": TOY, "ops": [
+        {"name": "A", "cycles": 1000, "uses": {"tc": 1}}],
+        "edges": [{"src": "A", "dst": "A", "delay": 10**8, "distance": 1}]})
+    tried = []
+    rounded = normalize._rounded
+    monkeypatch.setattr(normalize, "_rounded", lambda model, u: tried.append(u) or
+                        rounded(model, u))
+    unit = normalize.auto_unit(m, 10**8)
+    assert len(tried) <= normalize.CANDIDATES and 10**8 // 64 in tried
+    assert 3 * (10**8 // 64) // 4 <= unit <= 10**8 // 64
