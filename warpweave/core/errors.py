@@ -51,8 +51,11 @@ class InputError(Exception):
 
 
 def _show(value) -> str:
+    """The value as JSON, cut short: a string (a name, a path) at 200 characters, anything else
+    (a list, an object) at 60."""
     try:
         text = json.dumps(value)
     except (TypeError, ValueError):
         text = repr(value)
-    return text if len(text) <= 60 else text[:57] + "..."
+    room = 200 if isinstance(value, str) else 60
+    return text if len(text) <= room else text[:room - 3] + "..."

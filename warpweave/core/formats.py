@@ -18,7 +18,9 @@ from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
 from warpweave.core.schedule import Schedule
 from warpweave.core.validate import check_cost, check_model, check_rows
+from warpweave.outputs import output_file, write
 
+DOCUMENT_SUFFIXES = (".json", ".toml")  # the formats written, by suffix
 MODEL_FORMAT = "warpweave.model/1"
 SCHEDULE_FORMAT = "warpweave.schedule/1"
 
@@ -343,8 +345,11 @@ def dumps(doc: dict, toml: bool = False) -> str:
     return "{\n" + ",\n".join(lines) + "\n}\n"
 
 
-def write_document(doc: dict, path: str | Path) -> None:
-    Path(path).write_text(dumps(doc, toml=Path(path).suffix == ".toml"))
+def write_document(doc: dict, path: str | Path, option: str = "--out") -> Path:
+    """Write `doc` as JSON or TOML, as the suffix says (another suffix is an input error naming
+    `option`), atomically (`warpweave.outputs`)."""
+    p = output_file(path, option, DOCUMENT_SUFFIXES)
+    return write(p, dumps(doc, toml=p.suffix == ".toml"), option)
 
 
 # ---------------------------------------------------------------------------------------------
