@@ -67,6 +67,7 @@ class Run:
     schedule: Schedule | None         # in raw cycles
     raw_violations: tuple[Violation, ...]
     comparison: str | None = None     # Algorithm 1 against the full search
+    raw_bounds: Bounds | None = None  # of `raw`, in raw cycles
 
     @property
     def raw_interval(self) -> int:
@@ -171,7 +172,8 @@ def run_solve(model: Model, options: Options = Options(),
         schedule = norm.denormalize(schedule)
         violations = tuple(v for c in cons for v in c.check(model, schedule))
     solved = norm.model if norm else model
-    return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison)
+    return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison,
+               known)
 
 
 def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constraint],
@@ -188,7 +190,7 @@ def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constrai
                       options.max_stages or b.default_max_stages(), (), backend,
                       options.encoding, tuple(c.name for c in cons),
                       time.perf_counter() - started, interrupted, (note,))
-    return Run(model, model, tuple(streaming), None, outcome, None, ())
+    return Run(model, model, tuple(streaming), None, outcome, None, (), raw_bounds=b)
 
 
 def _compare(paper: Outcome, full: Outcome) -> str:
@@ -206,21 +208,28 @@ def _compare(paper: Outcome, full: Outcome) -> str:
 
 
 def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
-    """The schedule format of DESIGN section 5 (raw cycles) with the search's extra fields."""
-    o, s = run.outcome, run.schedule
+    """The schedule format of DESIGN section 5 with the search's extra fields, every figure in
+    raw cycles.  A search in normalized units is reported beside it, under `scale`: its I, L,
+    start times, lower bound and proof in units (a proof about the rounded model, which says
+    nothing in raw cycles); the top-level `lower_bound` is then the raw model's max(ResMII,
+    RecMII), and `optimal` means optimal in units, as the readable report says."""
+    o, s, n = run.outcome, run.schedule, run.normalized
+    raw_lower = run.raw_bounds.lower if n is not None and run.raw_bounds else o.lower_bound
     extra: dict = {"optimal": o.optimal and not run.raw_violations, "status": o.status,
-                   "lower_bound": o.lower_bound, "proof": o.proof(), "backend": o.backend,
+                   "lower_bound": raw_lower, "backend": o.backend,
                    "encoding": o.encoding, "seconds": round(o.seconds, 3),
                    "constraints": list(o.constraints),
                    "notes": list(o.notes) + ([run.comparison] if run.comparison else [])}
+    if n is None:
+        extra["proof"] = o.proof()
     if run.streaming:
         extra["streaming"] = [x.to_dict(run.raw_interval) for x in run.streaming]
-    if run.normalized is not None:
-        n = run.normalized
+    if n is not None:
         extra["scale"] = {**n.to_dict(), "cycles_per_unit": n.scale,
                           "I": o.schedule.I if o.schedule else None,
                           "L": o.schedule.L if o.schedule else None,
                           "start": dict(o.schedule.start) if o.schedule else None,
+                          "lower_bound": o.lower_bound, "proof": o.proof(),
                           "raw_valid": not run.raw_violations,
                           "raw_violations": [v.to_dict() for v in run.raw_violations]}
     return schedule_report(run.raw.name, s, extra, buffers)
