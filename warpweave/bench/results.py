@@ -17,6 +17,8 @@ from warpweave import __version__
 from warpweave.bench.configs import Config
 from warpweave.bench.runner import Settings
 from warpweave.core.errors import InputError
+from warpweave.core.formats import read_text
+from warpweave.outputs import output_file
 
 
 def run_header(targets: Sequence[str], configs: Sequence[Config], settings: Settings,
@@ -40,7 +42,10 @@ class Writer:
     """Appends records to a JSON-lines file as they come (a killed run keeps what it had)."""
 
     def __init__(self, path: str | Path | None):
-        self.file = open(path, "w") if path else None  # noqa: SIM115 - closed in close()
+        try:  # streamed, not written at the end: a killed run keeps its records
+            self.file = open(output_file(path), "w") if path else None  # noqa: SIM115
+        except OSError as exc:
+            raise InputError(f"cannot write: {exc.strerror}", ("--out",), str(path)) from None
 
     def write(self, record: dict) -> None:
         if self.file:
@@ -61,10 +66,7 @@ def read_results(path: str | Path) -> tuple[dict, list[dict]]:
     """The header (the `end` record's fields merged in) and the case records of a results file."""
     header: dict = {}
     records = []
-    try:
-        lines = Path(path).read_text().splitlines()
-    except OSError as exc:
-        raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
+    lines = read_text(path).splitlines()
     for n, line in enumerate(lines, 1):
         if not line.strip():
             continue

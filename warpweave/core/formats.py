@@ -42,17 +42,22 @@ SCHEDULE_EXTRA_KEYS = {"stage", "cycle", "optimal", "lower_bound", "proof", "sta
 # Reading raw files
 
 
-def read_document(path: str | Path) -> dict:
-    """Parse a JSON or TOML file (by extension; JSON otherwise) into a dict."""
-    p = Path(path)
+def read_text(path: str | Path) -> str:
+    """The text of a file; an InputError naming it if it cannot be read or is not UTF-8."""
     try:
-        text = p.read_text()
+        return Path(path).read_text()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
     except UnicodeDecodeError as exc:
         raise InputError(f"not UTF-8 text (byte {exc.start})", file=str(path)) from None
     except ValueError as exc:  # a path with a NUL byte
         raise InputError(f"cannot read: {exc}", file=str(path)) from None
+
+
+def read_document(path: str | Path) -> dict:
+    """Parse a JSON or TOML file (by extension; JSON otherwise) into a dict."""
+    p = Path(path)
+    text = read_text(p)
     try:
         doc = tomllib.loads(text) if p.suffix == ".toml" else _json(text)
     except InputError as exc:
@@ -250,6 +255,8 @@ def _edge(data: Any, i: int, cycles: Mapping[str, int]) -> Edge:
 def model_from_dict(doc: Mapping, default_name: str = "model") -> Model:
     """Build and check a model from a parsed document (InputError on any bad key or value)."""
     r = _Reader(doc, ())
+    if "start" in doc and "ops" not in doc:
+        raise InputError("a schedule file, not a model (a model gives machine, ops and edges)")
     r.keys(_MODEL_KEYS)
     fmt = r.raw("format", MODEL_FORMAT)
     if fmt != MODEL_FORMAT:
@@ -359,6 +366,8 @@ def write_document(doc: dict, path: str | Path, option: str = "--out") -> Path:
 def schedule_from_dict(doc: Mapping, model: Model) -> Schedule:
     """Build a schedule for `model` from a parsed document, checking every op and group name."""
     r = _Reader(doc, ())
+    if "ops" in doc and "start" not in doc:
+        raise InputError("a model file, not a schedule (a schedule gives I, start and group)")
     r.keys(_SCHEDULE_KEYS | SCHEDULE_EXTRA_KEYS)
     fmt = r.raw("format", SCHEDULE_FORMAT)
     if fmt != SCHEDULE_FORMAT:
