@@ -50,7 +50,7 @@ class MachineSpec:
     units: tuple[UnitSpec, ...]
     memories: tuple[MemorySpec, ...]
     groups: tuple[WarpGroup, ...]
-    variable_latency_group: str
+    variable_latency_group: str | None   # None: a machine with no variable-latency group
     groups_note: str = ""
     # The hardware facts codegen and the inventory check read: how groups get registers (the
     # per-thread limits, the file, warps per unit); `arch` is the compilation target.
@@ -72,7 +72,7 @@ class MachineSpec:
         check_inventory(inventory, rule=self.registers)
         vl = self.variable_latency_group if variable_latency_group is None \
             else variable_latency_group
-        if vl not in {g.name for g in inventory}:
+        if vl is not None and vl not in {g.name for g in inventory}:
             if variable_latency_group is None:
                 vl = min(inventory, key=lambda g: g.warps).name  # the smallest group loads
             else:
