@@ -99,3 +99,11 @@ def test_a_missing_backend_names_the_extra_that_installs_it():
     assert Missing.unavailable().endswith("pip install 'warpweave[missing-extra]'")
     assert "has no NoSuchAttribute (too old); pip install 'warpweave[smt]'" in \
         TooOld.unavailable()
+
+
+def test_the_readme_session_runs_as_shown(monkeypatch):
+    import doctest
+    monkeypatch.chdir(EXAMPLES.parent)
+    result = doctest.testfile(str(EXAMPLES.parent / "README.md"), module_relative=False,
+                              optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 8 and result.failed == 0
