@@ -1,5 +1,5 @@
 """The `warpweave` command.  Exit status: 0 success, 1 a negative answer (violations, no schedule),
-2 bad input, 3 a limit reached without an answer, 130 interrupted."""
+2 bad input, 3 a limit (a time limit, Ctrl-C) reached without a complete answer."""
 
 from __future__ import annotations
 
@@ -1178,7 +1178,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BUG
     except KeyboardInterrupt:
         print("warpweave: interrupted", file=sys.stderr)
-        return 130
+        return EXIT_LIMIT
     except BrokenPipeError:
         return EXIT_OK
 

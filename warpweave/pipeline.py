@@ -134,6 +134,7 @@ def run_solve(model: Model, options: Options = Options(),
     backend = options.backend
     if backend == "auto":
         backend = MINIMIZE_BACKEND if strategy == "minimize" else SWEEP_BACKEND
+    chosen = _chosen(options, strategy, backend)
 
     def go(solved: Model, paper: bool) -> Outcome:
         return search(solved, backend=backend, encoding=options.encoding,
@@ -162,7 +163,8 @@ def run_solve(model: Model, options: Options = Options(),
             outcome = go(norm.model if norm else model, options.paper_search)
         except (limits.TimeUp, KeyboardInterrupt) as stop:
             return _stopped(model, streaming, cons, known, backend, options, stop, stage,
-                            started)
+                            started, chosen)
+        outcome = attrs.evolve(outcome, notes=(*chosen, *outcome.notes))
         comparison = None
         if options.paper_search and outcome.schedule is not None and not limits.interrupted():
             comparison = _compare(outcome, go(norm.model if norm else model, False))
@@ -176,9 +178,20 @@ def run_solve(model: Model, options: Options = Options(),
                known)
 
 
+def _chosen(options: Options, strategy: str, backend: str) -> tuple[str, ...]:
+    """What `auto` chose when it is not the default minimize search on CP-SAT, said aloud."""
+    if options.search == "auto" and strategy == "sweep" and not options.paper_search:
+        return (f"--encoding {options.encoding} takes I fixed: the search sweeps I"
+                + (f" on {backend} (--backend chooses another)"
+                   if options.backend == "auto" else ""),)
+    if options.backend == "auto" and strategy == "sweep":
+        return (f"the sweep search runs on {backend} (--backend chooses another)",)
+    return ()
+
+
 def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constraint],
              known: Bounds | None, backend: str, options: Options, stop: BaseException,
-             stage: str, started: float) -> Run:
+             stage: str, started: float, chosen: tuple[str, ...]) -> Run:
     """The Run of a solve stopped (time limit or Ctrl-C) before its search could start: no
     schedule, and the bounds of the raw model - without RecMII when it was their computation
     that was stopped (ResMII and the longest path take one pass and check no deadline)."""
@@ -189,7 +202,7 @@ def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constrai
     outcome = Outcome(model, None, "unknown", False, b.lower, b,
                       options.max_stages or b.default_max_stages(), (), backend,
                       options.encoding, tuple(c.name for c in cons),
-                      time.perf_counter() - started, interrupted, (note,))
+                      time.perf_counter() - started, interrupted, (*chosen, note))
     return Run(model, model, tuple(streaming), None, outcome, None, (), raw_bounds=b)
 
 

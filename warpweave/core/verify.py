@@ -90,8 +90,8 @@ def check_capacity(model: Model, s: Schedule, q: Program) -> list[Violation]:
             table[(unit, (s.start[op.name] + c) % s.I)].append((op.name, c, count))
     out = []
     for unit in model.machine.units:
-        for r in range(s.I):
-            users = table.get((unit.name, r), [])
+        for r in sorted(r for u, r in table if u == unit.name):  # the slots used: not O(I)
+            users = table[(unit.name, r)]
             used = sum(n for _, _, n in users)
             if used > unit.capacity:
                 who = ", ".join(f"{v}+{c}" if c else v for v, c, _ in users)
