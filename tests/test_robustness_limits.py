@@ -4,6 +4,8 @@ path rules out are one answer however many, and normalization tries a bounded nu
 
 from __future__ import annotations
 
+import pytest
+
 from warpweave.core.formats import model_from_dict
 from warpweave.core.search import search
 from warpweave.machines import normalize
@@ -71,8 +73,21 @@ def test_auto_normalization_tries_a_bounded_number_of_units(monkeypatch):
         "edges": [{"src": "A", "dst": "A", "delay": 10**8, "distance": 1}]})
     tried = []
     rounded = normalize._rounded
-    monkeypatch.setattr(normalize, "_rounded", lambda model, u: tried.append(u) or
-                        rounded(model, u))
+    monkeypatch.setattr(normalize, "_rounded", lambda model, u, check: tried.append(u) or
+                        rounded(model, u, check))
     unit = normalize.auto_unit(m, 10**8)
     assert len(tried) <= normalize.CANDIDATES and 10**8 // 64 in tried
     assert 3 * (10**8 // 64) // 4 <= unit <= 10**8 // 64
+
+
+def test_stating_a_large_problem_checks_the_deadline():
+    """The IR checks the run's deadline every CHECK_EVERY variables and constraints, so an
+    encoding of a thousand ops stops with the time limit instead of minutes later."""
+    from warpweave import limits
+    from warpweave.core.registry import ENCODINGS
+    from warpweave.core.search import constraint_set
+    ops = [{"name": f"v{k}", "uses": {"tc": 1}} for k in range(1000)]
+    m = model_from_dict({"name": "wide", "machine": TOY, "ops": ops,
+                         "edges": [{"src": "v0", "dst": "v0", "distance": 1}]})
+    with limits.within(0.0), pytest.raises(limits.TimeUp):
+        ENCODINGS.get("integer")(m, 1000, 2, constraint_set())

@@ -21,11 +21,13 @@ from typing import get_args
 
 import attrs
 
+from warpweave import limits
 from warpweave.core.errors import InputError, PathPart
 
 Sense = _L["<=", ">=", "=="]
 SENSES: tuple[str, ...] = get_args(Sense)
 FORMAT = "warpweave.ir/1"
+CHECK_EVERY = 4096  # variables and constraints stated between two checks of the run's deadline
 
 
 class BoolVar:
@@ -214,14 +216,14 @@ class Problem:
     # -- variables
     def bool(self, name: str) -> BoolVar:
         v = BoolVar(name, len(self.vars))
-        self.vars.append(v)
+        self._add(v, self.vars)
         return v
 
     def int(self, name: str, lb: int, ub: int) -> IntVar:
         if lb > ub:
             raise ValueError(f"empty domain for {name}: [{lb}, {ub}]")
         v = IntVar(name, len(self.vars), lb, ub)
-        self.vars.append(v)
+        self._add(v, self.vars)
         return v
 
     @property
@@ -232,10 +234,17 @@ class Problem:
     def ints(self) -> list[IntVar]:
         return [v for v in self.vars if isinstance(v, IntVar)]
 
+    def _add(self, item: Var | Constraint, to: list | None = None) -> None:
+        """Append a variable or a constraint; every CHECK_EVERY of them, the run's deadline and
+        Ctrl-C (`warpweave.limits`): stating a large problem is bounded like solving it."""
+        (self.constraints if to is None else to).append(item)
+        if (len(self.vars) + len(self.constraints)) % CHECK_EVERY == 0:
+            limits.check()
+
     # -- constraints
     def _false(self, what: str) -> None:
         self.unsat_reason = self.unsat_reason or what
-        self.constraints.append(Clause(()))
+        self._add(Clause(()))
 
     def add_clause(self, lits: Iterable[LitOrConst]) -> None:
         folded = _fold(lits)
@@ -243,7 +252,7 @@ class Problem:
             if not folded:
                 self._false("empty clause")
             else:
-                self.constraints.append(Clause(folded))
+                self._add(Clause(folded))
 
     def add_linear(self, terms: Iterable[tuple[int, LitOrConst | IntVar]], sense: Sense,
                    rhs: int) -> None:
@@ -253,7 +262,7 @@ class Problem:
             if not c.holds({}):
                 self._false(f"constant linear constraint 0 {sense} {rhs - constant}")
             return
-        self.constraints.append(c)
+        self._add(c)
 
     def at_most_one(self, lits: Iterable[LitOrConst]) -> None:
         lits = list(lits)
@@ -265,7 +274,7 @@ class Problem:
             for x in rest:
                 self.add_clause([~x])
         elif len(rest) > 1:
-            self.constraints.append(AtMostOne(rest))
+            self._add(AtMostOne(rest))
 
     def exactly_one(self, lits: Iterable[LitOrConst]) -> None:
         lits = list(lits)
@@ -279,7 +288,7 @@ class Problem:
         elif len(rest) == 1:
             self.add_clause(rest)
         else:
-            self.constraints.append(ExactlyOne(rest))
+            self._add(ExactlyOne(rest))
 
     def add_implies(self, lit: LitOrConst, terms: Iterable[tuple[int, LitOrConst | IntVar]],
                     sense: Sense, rhs: int) -> None:
@@ -294,7 +303,7 @@ class Problem:
             if not then.holds({}):
                 self.add_clause([~lit])
             return
-        self.constraints.append(Implies(lit, then))
+        self._add(Implies(lit, then))
 
     def minimize(self, terms: Iterable[tuple[int, LitOrConst | IntVar]]) -> None:
         kept, constant = _fold_terms(terms)

@@ -146,13 +146,16 @@ def by_unit(model: Model, unit: int) -> Normalized:
     return Normalized(model, normalized, mapping, unit, sum(mapping.values()), F, ())
 
 
-def _rounded(model: Model, unit: int) -> tuple[dict[int, int], Model]:
-    """The cost map C -> ceil(C / unit) and the model in those units."""
+def _rounded(model: Model, unit: int, check: bool = True) -> tuple[dict[int, int], Model]:
+    """The cost map C -> ceil(C / unit) and the model in those units (`check`: validated; a
+    rounded valid model is valid - a zero cost stays zero, no count grows - so the candidates
+    of `auto_unit` skip it)."""
     mapping = {c: -(-c // unit) for c in cost_uses(model)}
     ops = [_normal_op(op, mapping, unit) for op in model.ops]
     cycles = {op.name: op.cycles for op in ops}
     edges = [_normal_edge(e, model, mapping, cycles) for e in model.edges]
-    return mapping, check_model(attrs.evolve(model, ops=ops, edges=edges))
+    rounded = attrs.evolve(model, ops=ops, edges=edges)
+    return mapping, check_model(rounded) if check else rounded
 
 
 def auto_unit(model: Model, lower_bound: int, resolution: int = 64) -> int:
@@ -169,7 +172,7 @@ def auto_unit(model: Model, lower_bound: int, resolution: int = 64) -> int:
 
     def cost(u: int) -> tuple[int, int]:
         limits.check()
-        return u * bounds(_rounded(model, u)[1]).lower, -u
+        return u * bounds(_rounded(model, u, check=False)[1]).lower, -u
 
     return min(range(top, low - 1, -step), key=cost)
 
