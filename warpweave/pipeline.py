@@ -167,7 +167,10 @@ def run_solve(model: Model, options: Options = Options(),
         outcome = attrs.evolve(outcome, notes=(*chosen, *outcome.notes))
         comparison = None
         if options.paper_search and outcome.schedule is not None and not limits.interrupted():
-            comparison = _compare(outcome, go(norm.model if norm else model, False))
+            try:
+                comparison = _compare(outcome, go(norm.model if norm else model, False))
+            except (limits.TimeUp, KeyboardInterrupt) as stop:  # in its bounds
+                comparison = f"the full search was stopped: {stop or 'interrupted'}"
     schedule = outcome.schedule
     violations: tuple[Violation, ...] = ()
     if schedule is not None and norm is not None:
