@@ -50,8 +50,8 @@ def test_a_deadline_during_the_bounds_gives_a_run_with_what_is_known(fa_model):
     o = run.outcome
     assert run.schedule is None and o.status == "unknown" and o.attempts == ()
     assert run.exit_status == 3 and not o.interrupted
-    assert o.notes == ("time limit of 1e-09 s reached while computing the bounds, before any "
-                       "solver call; the lower bound is without RecMII",)
+    assert o.notes == ("time limit of 1e-09 s reached while computing the bounds (the lower "
+                       "bound is without RecMII), before any solver call",)
     assert o.lower_bound == 2  # ResMII: the tensor core, without the dependence cycle
 
 

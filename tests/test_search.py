@@ -88,7 +88,7 @@ def test_algorithm_1_can_miss_the_optimum():
 
 
 def test_time_limit_and_interrupt_keep_what_is_known(fa_model):
-    out = search(spill_model(), backend="sat", time_limit=0.0)
+    out = search(spill_model(), backend="sat", time_limit=1e-9)
     assert out.status == "unknown" and out.schedule is None and not out.optimal
 
     calls = []
@@ -344,10 +344,10 @@ def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, m
                                                                          tmp_path):
     path = str(tmp_path / "late.json")
     (tmp_path / "late.json").write_text(json.dumps(LATE))
-    assert main(["solve", path, "--time-limit", "0", "--json"]) == 3
+    assert main(["solve", path, "--time-limit", "1e-9", "--json"]) == 3
     printed = json.loads(capsys.readouterr().out)
     assert (printed["I"], printed["optimal"], printed["lower_bound"]) == (None, False, 1)
-    assert printed["notes"] == ["time limit of 0 s reached"]
+    assert printed["notes"] == ["time limit of 1e-09 s reached"]
 
     class CtrlCAfterFirst(Progress):  # Ctrl-C once stage count 1 has given I=3
         def __call__(self, attempt):

@@ -21,7 +21,7 @@ from warpweave.core.formats import load_model, schedule_report
 from warpweave.core.model import Model
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
-from warpweave.core.search import Attempt, Outcome, constraint_set, search
+from warpweave.core.search import Attempt, Outcome, check_limits, constraint_set, search
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
@@ -125,6 +125,7 @@ def run_solve(model: Model, options: Options = Options(),
     normalization check the same deadline (`warpweave.limits`), and Ctrl-C is latched for the
     run.  Stopped before the search could start, the Run has no schedule, the bounds known on
     the raw model, and a note saying where it stopped."""
+    check_limits(options.time_limit, options.solve_limit, options.max_stages)
     started = time.perf_counter()
     cons = [*constraint_set(without=options.without), *extra]
     strategy = options.search
@@ -156,10 +157,10 @@ def run_solve(model: Model, options: Options = Options(),
             stage = "normalizing costs"
             # The I the search can reach: at least the lower bound, and at least what holds the
             # longest path within the stage bound (a long latency over a small bound on I).
-            reach = max(known.lower, -(-known.min_length //
-                                       (options.max_stages or known.default_max_stages())))
+            s_max = known.default_max_stages() if options.max_stages is None \
+                else options.max_stages
+            reach = max(known.lower, -(-known.min_length // s_max))
             norm = normalization(model, options.normalize, reach)
-            stage = "computing the bounds of the normalized model"
             outcome = go(norm.model if norm else model, options.paper_search)
         except (limits.TimeUp, KeyboardInterrupt) as stop:
             return _stopped(model, streaming, cons, known, backend, options, stop, stage,
@@ -199,13 +200,9 @@ def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constrai
     schedule, and the bounds of the raw model - without RecMII when it was their computation
     that was stopped (ResMII and the longest path take one pass and check no deadline)."""
     b = known or bounds(model, {c.name for c in cons} - {"dependence"})
-    interrupted = isinstance(stop, KeyboardInterrupt)
-    note = f"{'interrupted' if interrupted else stop} while {stage}, before any solver call" + \
-        ("" if known else "; the lower bound is without RecMII")
-    outcome = Outcome(model, None, "unknown", False, b.lower, b,
-                      options.max_stages or b.default_max_stages(), (), backend,
-                      options.encoding, tuple(c.name for c in cons),
-                      time.perf_counter() - started, interrupted, (*chosen, note))
+    where = stage if known else f"{stage} (the lower bound is without RecMII)"
+    outcome = Outcome.stopped(model, b, options.max_stages, backend, options.encoding, cons,
+                              time.perf_counter() - started, stop, where, chosen)
     return Run(model, model, tuple(streaming), None, outcome, None, (), raw_bounds=b)
 
 

@@ -81,9 +81,9 @@ def heuristic_schedule(model: Model, *, max_stages: int | None = None,
         if name not in RULES:
             raise InputError(f"unknown rule (known: {', '.join(RULES)})", value=name)
     b = bounds(model)
-    s_max = max_stages or b.default_max_stages()
-    if s_max < 1:
-        raise InputError("must be >= 1", ("max_stages",), s_max)
+    s_max = b.default_max_stages() if max_stages is None else max_stages
+    if s_max < 1:  # 0 too: not "the default"
+        raise InputError("must be >= 1", ("--max-stages",), s_max)
     run = _Run(model, rule_set, s_max, budget * len(model.ops), attempts, seed)
     res_mii = b.res_mii if "capacity" in rule_set else 0
     lower = max(1, res_mii, b.rec_mii if "dependence" in rule_set else 0)

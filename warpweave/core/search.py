@@ -122,6 +122,19 @@ class Outcome:
     interrupted: bool = False
     notes: tuple[str, ...] = ()
 
+    @classmethod
+    def stopped(cls, model: Model, b: Bounds, max_stages: int | None, backend: str,
+                encoding: str, constraints: Sequence[Constraint], seconds: float,
+                stop: BaseException, where: str, notes: Sequence[str] = ()) -> Outcome:
+        """A search stopped (a time limit, Ctrl-C) before its first question: no schedule,
+        the bounds `b` (the lower bound is b.lower), and a note saying where it stopped."""
+        interrupted = isinstance(stop, KeyboardInterrupt)
+        note = f"{'interrupted' if interrupted else stop} while {where}, before any solver call"
+        return cls(model, None, "unknown", False, b.lower, b,
+                   b.default_max_stages() if max_stages is None else max_stages, (), backend,
+                   encoding, tuple(c.name for c in constraints), seconds, interrupted,
+                   (*notes, note))
+
     def proof(self) -> list[dict]:
         """Every question asked, in order, with its answer, how it was answered, and the cases
         it shows infeasible (`rules_out`): together, each I below the answer and each stage
@@ -170,6 +183,17 @@ class _Found:
 
 class SearchBug(Exception):
     """A backend returned a schedule the verifier rejects: a bug, with the IR saved to replay it."""
+
+
+def check_limits(time_limit: float | None, solve_limit: float | None,
+                 max_stages: int | None) -> None:
+    """The limits of a search, as the options that give them say: seconds > 0, stages >= 1
+    (None: no limit, or the default).  A zero is an error, not "no limit"."""
+    for option, seconds in (("--time-limit", time_limit), ("--solve-limit", solve_limit)):
+        if seconds is not None and not seconds > 0:  # NaN too
+            raise InputError("must be > 0", (option,), seconds)
+    if max_stages is not None and max_stages < 1:
+        raise InputError("must be >= 1", ("--max-stages",), max_stages)
 
 
 def constraint_set(without: Iterable[str] = (),
@@ -247,12 +271,9 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     if strategy == "minimize" and paper:
         raise InputError("Algorithm 1 sweeps I: it cannot be combined with --search minimize",
                          ("--search",), strategy)
+    check_limits(time_limit, solve_limit, max_stages)
     started = time.perf_counter()
     cons = list(constraints) if constraints is not None else constraint_set()
-    b = bounds(model, {c.name for c in cons})
-    s_max = max_stages or b.default_max_stages()
-    if s_max < 1:
-        raise InputError("must be >= 1", ("max_stages",), s_max)
     for t in tie_breakers:
         if t not in TIE_BREAKERS:
             raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})", value=t)
@@ -260,6 +281,14 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     if strategy == "minimize" and not getattr(solver.encoding, "variable_interval", False):
         raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
                          "variable: use --encoding integer", ("--encoding",), encoding)
+    try:
+        b = bounds(model, {c.name for c in cons})
+    except (limits.TimeUp, KeyboardInterrupt) as stop:
+        return Outcome.stopped(model, bounds(model, {c.name for c in cons} - {"dependence"}),
+                               max_stages, solver.backend.spec, encoding, cons,
+                               time.perf_counter() - started, stop,
+                               "computing the bounds (the lower bound is without RecMII)")
+    s_max = b.default_max_stages() if max_stages is None else max_stages
     attempts: list[Attempt] = []
     notes: list[str] = []
     found = _Found(b.lower)
