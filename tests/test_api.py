@@ -80,7 +80,7 @@ def test_heuristic_and_codegen_pipeline(tmp_path):
     with pytest.raises(api.InvalidSchedule) as info:
         ww.lower(MODEL, BAD)
     assert info.value.violations[0].rule == "capacity"
-    assert ww.simulate(MODEL, GOOD).ok
+    assert ww.simulate(MODEL, GOOD).result.passed
 
 
 def test_a_missing_backend_names_the_extra_that_installs_it():

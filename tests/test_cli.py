@@ -59,7 +59,7 @@ def test_bad_input_exits_2_with_one_line(capsys, tmp_path):
 
 
 def test_console_script_version_and_help():
-    exe = [sys.executable, "-m", "warpweave.cli"]
+    exe = [sys.executable, "-m", "warpweave"]
     out = subprocess.run(exe + ["--version"], capture_output=True, text=True)
     assert out.returncode == 0 and out.stdout.startswith("warpweave ")
     for cmd in ("verify", "bounds", "show"):
@@ -69,7 +69,7 @@ def test_console_script_version_and_help():
 
 @pytest.mark.parametrize("argv", [["verify", MODEL, "/nonexistent.json"], ["show", "/x.toml"]])
 def test_no_traceback_on_bad_input(argv):
-    out = subprocess.run([sys.executable, "-m", "warpweave.cli", *argv], capture_output=True,
+    out = subprocess.run([sys.executable, "-m", "warpweave", *argv], capture_output=True,
                          text=True)
     assert out.returncode == 2 and "Traceback" not in out.stderr
 

@@ -354,7 +354,7 @@ def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, m
             if attempt.L is not None:
                 raise KeyboardInterrupt
 
-    monkeypatch.setattr("warpweave.cli.Progress", CtrlCAfterFirst)
+    monkeypatch.setattr("warpweave.cli.commands.Progress", CtrlCAfterFirst)
     assert main(["solve", path, "--json"]) == 3
     printed = json.loads(capsys.readouterr().out)
     assert (printed["I"], printed["L"], printed["optimal"], printed["status"]) == \

@@ -15,10 +15,11 @@ from typing import Any
 __version__ = "0.1.0"
 
 _API = (
-    "Emitted", "HeuristicRun", "InvalidSchedule", "Lowered", "Result", "ScheduleView", "bounds",
-    "draw", "emit", "export_schedule", "heuristic", "import_graph", "kernel", "list_backends",
-    "list_constraints", "list_kernels", "list_machines", "load_model", "load_schedule", "lower",
-    "schedule_for", "simulate", "solve", "target", "verify", "view",
+    "CrossCheck", "Emitted", "HeuristicRun", "InvalidSchedule", "Lowered", "Result",
+    "ScheduleView", "Simulation", "Verdict", "bounds", "crosscheck", "draw", "emit", "export_ir",
+    "export_schedule", "heuristic", "import_graph", "kernel", "list_backends", "list_constraints",
+    "list_kernels", "list_machines", "load_model", "load_schedule", "lower", "ring_depths",
+    "schedule_for", "simulate", "solve", "target", "verdict", "verify", "view",
 )
 __all__ = ["__version__", *_API]
 

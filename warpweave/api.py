@@ -17,6 +17,7 @@ Inputs may be objects, file paths, or parsed documents (dicts) alike.  Bad input
 from __future__ import annotations
 
 import html
+import json
 import os
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -24,10 +25,17 @@ from typing import Any
 
 import attrs
 
+from warpweave import defaults
 from warpweave.core.bounds import Bounds
 from warpweave.core.bounds import bounds as _bounds
 from warpweave.core.errors import InputError
-from warpweave.core.formats import dumps, model_from_dict, read_document, schedule_from_dict
+from warpweave.core.formats import (
+    dumps,
+    model_from_dict,
+    read_document,
+    read_text,
+    schedule_from_dict,
+)
 from warpweave.core.formats import load_model as _load_model_file
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
@@ -40,10 +48,11 @@ Source = str | os.PathLike | Mapping
 _DEFAULT = Options()
 
 __all__ = [
-    "Emitted", "HeuristicRun", "InvalidSchedule", "Lowered", "Result", "ScheduleView", "bounds",
-    "draw", "emit", "export_schedule", "heuristic", "import_graph", "kernel", "list_backends",
-    "list_constraints", "list_kernels", "list_machines", "load_model", "load_schedule", "lower",
-    "schedule_for", "simulate", "solve", "target", "verify", "view",
+    "CrossCheck", "Emitted", "HeuristicRun", "InvalidSchedule", "Lowered", "Result",
+    "ScheduleView", "Simulation", "Verdict", "bounds", "crosscheck", "draw", "emit", "export_ir",
+    "export_schedule", "heuristic", "import_graph", "kernel", "list_backends", "list_constraints",
+    "list_kernels", "list_machines", "load_model", "load_schedule", "lower", "ring_depths",
+    "schedule_for", "simulate", "solve", "target", "verdict", "verify", "view",
 ]
 
 
@@ -67,22 +76,28 @@ def _document(source: Source) -> tuple[Mapping, str | None]:
     return read_document(source), os.fspath(source)
 
 
-def _solved_model(model: Model, doc: Mapping) -> Model:
-    """The model a schedule document is for: a schedule solved with streaming ops at zero
-    latency (`"streaming"` in the document) is for the streaming model."""
-    return apply_streaming(model)[0] if doc.get("streaming") else model
+def _with_schedule(model: Source, schedule: Source | Schedule
+                   ) -> tuple[Model, Schedule, tuple[StreamingOp, ...]]:
+    """The model a schedule is for, the schedule, and the streaming ops: a schedule document
+    solved with streaming ops at zero latency (`"streaming"` in it) is for the streaming model.
+    The document is read once (it may be standard input)."""
+    m = load_model(model)
+    if isinstance(schedule, Schedule):
+        return m, schedule, ()
+    doc, path = _document(schedule)
+    moved: list[StreamingOp] = []
+    if doc.get("streaming"):
+        m, moved = apply_streaming(m)
+    try:
+        return m, schedule_from_dict(doc, m), tuple(moved)
+    except InputError as exc:
+        raise (exc.with_file(path) if path else exc) from None
 
 
 def load_schedule(source: Source | Schedule, model: Source) -> Schedule:
     """A schedule of `model` from a file, a parsed document, or a `Schedule` (returned as is).
     A schedule solved with streaming ops at zero latency is read against that model."""
-    if isinstance(source, Schedule):
-        return source
-    doc, path = _document(source)
-    try:
-        return schedule_from_dict(doc, _solved_model(load_model(model), doc))
-    except InputError as exc:
-        raise (exc.with_file(path) if path else exc) from None
+    return _with_schedule(model, source)[1]
 
 
 def target(name: str, machine: str | None = None, params: Sequence[str] = ()) -> Model:
@@ -228,11 +243,8 @@ def verify(model: Source, schedule: Source | Schedule,
     """Every violated rule with its witness (an empty list: the schedule is valid).  A schedule
     document solved with streaming ops is checked against the streaming model, as solved."""
     from warpweave.core.verify import verify as _verify
-    m = load_model(model)
-    if not isinstance(schedule, Schedule):
-        doc, _ = _document(schedule)
-        m = _solved_model(m, doc)
-    return _verify(m, load_schedule(schedule, m), rules)
+    m, s, _ = _with_schedule(model, schedule)
+    return _verify(m, s, rules)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -270,9 +282,10 @@ class HeuristicRun:
                                dict(self.buffers) if self.buffers is not None else None)
 
 
-def heuristic(model: Source, *, max_stages: int | None = None, budget: int = 6,
-              without: Sequence[str] = (), streaming: bool = True, normalize: str = "auto",
-              time_limit: float | None = None, seed: int = 0) -> HeuristicRun:
+def heuristic(model: Source, *, max_stages: int | None = None, budget: int = defaults.BUDGET,
+              without: Sequence[str] = (), streaming: bool = defaults.STREAMING,
+              normalize: str = defaults.NORMALIZE, time_limit: float | None = None,
+              seed: int = defaults.SEED) -> HeuristicRun:
     """Iterative modulo scheduling with greedy warp assignment (no optimality claim), in
     normalized units when costs are large, the schedule mapped back to raw cycles and verified
     there; the options and defaults are `warpweave heuristic`'s."""
@@ -344,41 +357,57 @@ def schedule_for(model: Source, schedule: Source | Schedule | None = None,
             raise InputError(f"the search found no verified schedule ({res.status}); give a "
                              "schedule or other solve options", value=m.name)
         return res.model, res.schedule, res.streaming
-    moved: list[StreamingOp] = []
-    if not isinstance(schedule, Schedule) and _document(schedule)[0].get("streaming"):
-        m, moved = apply_streaming(m)
-    return m, load_schedule(schedule, m), tuple(moved)
+    return _with_schedule(m, schedule)
 
 
-def lower(model: Source, schedule: Source | Schedule | None = None,
-          **solve_options: Any) -> Lowered:
+def lower(model: Source, schedule: Source | Schedule | None = None, *,
+          depths: Mapping[str, int] | None = None, **solve_options: Any) -> Lowered:
     """The warp programs of a valid schedule (or of `model` solved with `solve_options`);
-    `InvalidSchedule` when the verifier rejects it."""
+    `InvalidSchedule` when the verifier rejects it.  `depths` gives values' rings other depths
+    than the plan's (an experiment: `simulate --depth`)."""
     from warpweave.codegen.lower import lower as _lower
     from warpweave.core.verify import verify as _verify
     m, s, moved = schedule_for(model, schedule, **solve_options)
     violations = _verify(m, s)
     if violations:
         raise InvalidSchedule(violations)
+    for name, n in (depths or {}).items():
+        if not m.has_op(name):
+            raise InputError(f"unknown op {name!r}", ("--depth",), f"{name}={n}")
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise InputError("a ring needs at least 1 slot", ("--depth",), f"{name}={n}")
     ahead = {x.op: x.depth(s.I) for x in moved}
-    return Lowered(m, s, _lower(m, s, run_ahead=ahead), moved)
+    return Lowered(m, s, _lower(m, s, dict(depths) if depths else None, run_ahead=ahead),
+                   moved)
 
 
-def simulate(model: Source, schedule: Source | Schedule | None = None, *, iterations: int = 64,
-             jitter: float = 0.0, seed: int = 0, pace: str = "schedule",
-             real_latency: bool = False, **solve_options: Any) -> Any:
+@attrs.frozen
+class Simulation:
+    """A simulation (`codegen.simulate.SimResult` as `result`) of a lowered program, with the
+    streaming ops run at their real latency (`real`, empty unless asked)."""
+
+    lowered: Lowered
+    result: Any
+    real: Mapping[str, int]
+
+
+def simulate(model: Source, schedule: Source | Schedule | None = None, *,
+             iterations: int = defaults.ITERATIONS, jitter: float = 0.0,
+             seed: int = defaults.SEED, pace: str = defaults.PACE, real_latency: bool = False,
+             depths: Mapping[str, int] | None = None, **solve_options: Any) -> Simulation:
     """Run the warp programs in the discrete-event simulator (`warpweave simulate`): deadlock,
-    races, late issues and the steady-state rate against 1/I.  `jitter` is a percentage."""
+    races, late issues and the steady-state rate against 1/I.  `jitter` is a percentage; `seed`
+    also seeds the solver when `model` is solved."""
     from warpweave.codegen.simulate import simulate as _simulate
-    low = lower(model, schedule, seed=seed, **solve_options)
+    low = lower(model, schedule, depths=depths, seed=seed, **solve_options)
     if iterations < low.program.min_iterations:
         raise InputError(f"must be >= {low.program.min_iterations} for this schedule",
                          ("--iterations",), iterations)
     if not 0 <= jitter < 100:
         raise InputError("must be in [0, 100)", ("--jitter",), jitter)
     real = {x.op: x.latency for x in low.streaming} if real_latency else {}
-    return _simulate(low.model, low.schedule, low.program, iterations, jitter / 100, seed, pace,
-                     real)
+    return Simulation(low, _simulate(low.model, low.schedule, low.program, iterations,
+                                     jitter / 100, seed, pace, real), real)
 
 
 @attrs.frozen
@@ -395,10 +424,11 @@ class Emitted:
 
 
 TARGETS = ("pseudo", "ir", "cuda", "all")
+NOT_ASKED = "not asked to compile"
 
 
 def emit(model: Source, schedule: Source | Schedule | None = None, *, out: str | os.PathLike,
-         target: str = "all", arch: str | None = None, compile: bool = True,
+         target: str = defaults.EMIT_TARGET, arch: str | None = None, compile: bool = True,
          **solve_options: Any) -> Emitted:
     """Lower a valid schedule (or `model` solved with `solve_options`) and write, to `out`,
     the Q table and pseudocode (pseudo), the warp-program IR (ir) and CUDA C++ (cuda; compiled
@@ -427,7 +457,7 @@ def emit(model: Source, schedule: Source | Schedule | None = None, *, out: str |
     cu = cuda.write_cuda(src, d, stem)
     written += [cu.name, src.hooks_name]
     if not compile:
-        return Emitted(low, d, tuple(written), src, None, "not asked to compile")
+        return Emitted(low, d, tuple(written), src, None, NOT_ASKED)
     if cuda.nvcc_path() is None:
         return Emitted(low, d, tuple(written), src, None, "nvcc not found: not compiled")
     return Emitted(low, d, tuple(written), src, cuda.compile_cuda(cu, src.arch))
@@ -440,6 +470,38 @@ def draw(model: Source, schedule: Source | Schedule | None = None, *, out: str |
     from warpweave.codegen.draw import draw_all
     low = lower(model, schedule, **solve_options)
     return draw_all(low.model, low.schedule, out)
+
+
+@attrs.frozen
+class Verdict:
+    """A schedule checked against the model it is for: the violations (empty: valid), and Q's
+    stage count and horizon."""
+
+    model: Model
+    schedule: Schedule
+    violations: tuple[Violation, ...]
+    stages: int
+    T: int
+
+    @property
+    def valid(self) -> bool:
+        return not self.violations
+
+    def to_dict(self) -> dict:
+        """What `verify --json` prints."""
+        return {"valid": self.valid, "model": self.model.name, "I": self.schedule.I,
+                "L": self.schedule.L, "stages": self.stages, "T": self.T,
+                "violations": [v.to_dict() for v in self.violations]}
+
+
+def verdict(model: Source, schedule: Source | Schedule,
+            rules: Sequence[str] | None = None) -> Verdict:
+    """`verify` with the model it checked against (streaming applied when the schedule was
+    solved so) and Q's shape: what `warpweave verify` reports."""
+    from warpweave.core.schedule import straight_line
+    m, s, _ = _with_schedule(model, schedule)
+    q = straight_line(m, s)
+    return Verdict(m, s, tuple(verify(m, s, rules)), q.S, q.T)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -469,8 +531,8 @@ class ScheduleView:
 
 def view(model: Source, schedule: Source | Schedule) -> ScheduleView:
     """A displayable schedule (the Q table and the timeline in a notebook)."""
-    m = load_model(model)
-    return ScheduleView(m, load_schedule(schedule, m))
+    m, s, _ = _with_schedule(model, schedule)
+    return ScheduleView(m, s)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -489,10 +551,80 @@ def export_schedule(model: Source, schedule: Source | Schedule, to: str = "trito
     """`schedule` in the form a compiler reads (`warpweave.exporters` entry points: triton,
     llvm, plugins), keyed by the source graph's node ids when the model was imported."""
     from warpweave.exporters import export_schedule as _export
+    m, s, _ = _with_schedule(model, schedule)
+    return _export(m, s, to, **options)
+
+
+def export_ir(source: str | os.PathLike | Mapping, to: str, out: str | os.PathLike, *,
+              encodings: str | None = None) -> dict:
+    """Translate a saved IR problem (`warpweave.ir/1`: a file or a parsed document) to `to` (lp,
+    mps, smt2, cnf, wcnf) in file `out`, to replay it with an external solver; `encodings` is
+    `CARD/PB` for cnf and wcnf.  Returns what was written: counts and the objective offset."""
+    from warpweave.backends.exports import export
+    from warpweave.encodings.ir import Problem
+    path = None if isinstance(source, Mapping) else os.fspath(source)
+    try:
+        doc = source if path is None else json.loads(read_text(path))
+        problem = Problem.from_dict(doc)
+    except InputError as exc:
+        raise (exc.with_file(path) if path else exc) from None
+    except (OSError, ValueError) as exc:   # unreadable, or not JSON
+        reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else exc
+        raise InputError(f"not a readable IR file ({reason})", file=path) from None
+    card, _, pb = (encodings or "").partition("/")
+    try:
+        offset = export(problem, to, out, **{k: v for k, v in (("card", card), ("pb", pb)) if v})
+    except ValueError as exc:
+        raise InputError(str(exc), ("--to" if to not in EXPORT_FORMATS else "--encodings",),
+                         to if to not in EXPORT_FORMATS else encodings) from None
+    summary = problem.summary()
+    return {"out": os.fspath(out), "format": to, "bools": summary["bools"],
+            "ints": summary["ints"], "constraints": sum(summary["constraints"].values()),
+            "objective_offset": offset}
+
+
+EXPORT_FORMATS = ("lp", "mps", "smt2", "cnf", "wcnf")
+
+
+def crosscheck(model: Source, *, backends: Sequence[str] = (), encodings: Sequence[str] = (),
+               without: Sequence[str] = (), max_stages: int | None = None,
+               time_limit: float | None = None, seed: int = defaults.SEED,
+               streaming: bool = defaults.STREAMING, normalize: str = defaults.NORMALIZE,
+               oracle: bool = False, oracle_budget: int = 200_000,
+               out: str | os.PathLike | None = None,
+               progress: Callable[[Any], None] | None = None) -> Any:
+    """The optimal search on every backend x encoding (`warpweave crosscheck`): `backends` and
+    `encodings` are specs or comma-separated lists (default: every available family, every
+    encoding; `all`: every backend variant).  Returns the report (rows, disagreements, the
+    oracle's answer, files written on a disagreement)."""
+    from warpweave.core.registry import BACKENDS, ENCODINGS, backend, backend_specs
+    from warpweave.crosscheck import crosscheck as _crosscheck
+    from warpweave.crosscheck import parse_list
     m = load_model(model)
-    if not isinstance(schedule, Schedule):
-        m = _solved_model(m, _document(schedule)[0])
-    return _export(m, load_schedule(schedule, m), to, **options)
+    families = [f for f in BACKENDS.load_all() if BACKENDS.get(f).unavailable() is None]
+    chosen = parse_list(list(backends), families, backend_specs(), "backends")
+    for spec in chosen:
+        backend(spec)  # an unknown or unavailable backend is an input error before any solve
+    encs = parse_list(list(encodings), ENCODINGS.names(), ENCODINGS.names(), "encodings")
+    for name in encs:
+        ENCODINGS.get(name)
+    options = Options(without=tuple(without), max_stages=max_stages, time_limit=time_limit,
+                      seed=seed, streaming=streaming, normalize=normalize)
+    return CrossCheck(m, tuple(chosen), tuple(encs), options, _crosscheck(
+        m, chosen, encs, options, oracle=oracle, oracle_budget=oracle_budget, out=out,
+        progress=progress))
+
+
+@attrs.frozen
+class CrossCheck:
+    """A cross-check: the model, the backends and encodings run, their options, and the report
+    (`crosscheck.Report`)."""
+
+    model: Model
+    backends: tuple[str, ...]
+    encodings: tuple[str, ...]
+    options: Options
+    report: Any
 
 
 # ---------------------------------------------------------------------------------------------

@@ -13,11 +13,11 @@ from pathlib import Path
 
 import attrs
 
-from warpweave import limits
+from warpweave import defaults, limits
 from warpweave.core.bounds import Bounds, bounds
 from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
-from warpweave.core.formats import load_model, schedule_report
+from warpweave.core.formats import STDIN, load_model, schedule_report
 from warpweave.core.model import Model
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
@@ -26,10 +26,9 @@ from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
 
-# Measured on the kernel library (docs/reproduction.md): I as a variable with CP-SAT decides each
-# kernel in seconds; sweeping I with SAT is fast per I but may need many I.
-DEFAULT_ENCODING = "integer"
-SWEEP_BACKEND, MINIMIZE_BACKEND = "sat:cadical195/totalizer/bdd", "cpsat"
+# The defaults live in warpweave.defaults (the command line's parser reads them too).
+DEFAULT_ENCODING = defaults.ENCODING
+SWEEP_BACKEND, MINIMIZE_BACKEND = defaults.SWEEP_BACKEND, defaults.MINIMIZE_BACKEND
 # Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units
 # (machines.normalize.auto_unit picks the unit that rounds the bound least).
 AUTO_THRESHOLD, RESOLUTION = 128, 64
@@ -39,18 +38,18 @@ AUTO_THRESHOLD, RESOLUTION = 128, 64
 class Options:
     """What `solve` may be told (the command-line options of `warpweave solve`)."""
 
-    backend: str = "auto"     # auto: cpsat for the minimize search, sat for the sweep
-    encoding: str = DEFAULT_ENCODING
-    search: str = "auto"      # auto: minimize if the encoding takes I as a variable, else sweep
+    backend: str = defaults.BACKEND  # auto: cpsat for the minimize search, sat for the sweep
+    encoding: str = defaults.ENCODING
+    search: str = defaults.SEARCH    # auto: minimize if the encoding takes I as a variable
     without: tuple[str, ...] = ()
     max_stages: int | None = None
     time_limit: float | None = None
     solve_limit: float | None = None
     paper_search: bool = False
     tie_breakers: tuple[str, ...] = ()
-    seed: int = 0
-    streaming: bool = True
-    normalize: str = "auto"   # auto | off | unit=K | paper=U
+    seed: int = defaults.SEED
+    streaming: bool = defaults.STREAMING
+    normalize: str = defaults.NORMALIZE  # auto | off | unit=K | paper=U
     bug_dir: Path | None = None  # where a solve the verifier rejects is saved (default: .)
     isolate: bool = True      # each solver call in a child process (tests turn it off: faster)
 
@@ -90,7 +89,7 @@ class Run:
 def load_target(target: str, machine: str | None = None, params: Sequence[str] = ()) -> Model:
     """A model file, or a library kernel built on `machine` with `key=value` params."""
     from warpweave.kernels import kernel_spec, parse_params
-    if Path(target).suffix in (".json", ".toml") or Path(target).exists():
+    if Path(target).suffix in (".json", ".toml") or Path(target).exists() or target == STDIN:
         if machine or params:
             raise InputError("--machine and key=value parameters are for library kernels, "
                              "not model files", value=target)

@@ -49,9 +49,12 @@ def question_line(a: Attempt, seconds: float) -> str:
 class Progress:
     """The display (see the module docstring).  `every`: seconds between redraws."""
 
-    def __init__(self, stream: TextIO | None = None, every: float = 1.0):
+    def __init__(self, stream: TextIO | None = None, every: float = 1.0,
+                 live: bool | None = None):
         self.stream = stream if stream is not None else sys.stderr
-        self.live = self.stream.isatty()
+        # `live` None: on a terminal (its stream is a TTY) that understands the erase sequence.
+        self.live = (self.stream.isatty() and os.environ.get("TERM") != "dumb") \
+            if live is None else live
         self.every = every
         self._question: Attempt | None = None  # the question being solved, while one is
         self._since = 0.0

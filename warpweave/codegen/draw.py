@@ -162,18 +162,24 @@ def timeline_png(model: Model, s: Schedule, path: str | Path) -> bool:
     return True
 
 
+def dot_id(name: str) -> str:
+    """`name` as a quoted DOT string: `\\` and `"` escaped (names come from input files), a
+    line break written as DOT's `\\n`."""
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n") + '"'
+
+
 def graph_dot(model: Model, s: Schedule | None = None) -> str:
     """The dependence graph in DOT: nodes filled by group, edges labelled `delay/distance`;
     order edges dashed, blocking edges bold, cross-group data edges red."""
     colors = group_colors(model)
-    out = [f'digraph "{model.name}" {{', "  rankdir=TB;",
+    out = [f"digraph {dot_id(model.name)} {{", "  rankdir=TB;",
            '  node [shape=box, style="rounded,filled", fontname="sans-serif", fontcolor=white];',
            '  edge [fontname="sans-serif", fontsize=10];']
     for op in model.ops:
         g = s.group[op.name] if s else None
         fill = colors.get(g, "#777777") if g else "#777777"
-        extra = f"\\n@{g}" + (f" M={s.start[op.name]}" if s else "") if g else ""
-        out.append(f'  "{op.name}" [label="{op.name}{extra}", fillcolor="{fill}"];')
+        extra = f"\n@{g}" + (f" M={s.start[op.name]}" if s else "") if g else ""
+        out.append(f'  {dot_id(op.name)} [label={dot_id(op.name + extra)}, fillcolor="{fill}"];')
     for e in model.edges:
         attrs = [f'label="{e.delay}/{e.distance}"']
         if not e.is_data:
@@ -184,7 +190,7 @@ def graph_dot(model: Model, s: Schedule | None = None) -> str:
             attrs.append("color=red")
         if e.distance:
             attrs.append("constraint=false")
-        out.append(f'  "{e.src}" -> "{e.dst}" [{", ".join(attrs)}];')
+        out.append(f'  {dot_id(e.src)} -> {dot_id(e.dst)} [{", ".join(attrs)}];')
     out.append("}")
     return "\n".join(out) + "\n"
 

@@ -7,6 +7,7 @@ Reading checks every key and value and raises InputError naming the file, the ke
 from __future__ import annotations
 
 import json
+import sys
 import tomllib
 from collections.abc import Mapping
 from pathlib import Path
@@ -42,10 +43,14 @@ SCHEDULE_EXTRA_KEYS = {"stage", "cycle", "optimal", "lower_bound", "proof", "sta
 # Reading raw files
 
 
+STDIN = "-"  # the file argument that means standard input (read as JSON)
+
+
 def read_text(path: str | Path) -> str:
-    """The text of a file; an InputError naming it if it cannot be read or is not UTF-8."""
+    """The text of a file (`-`: standard input); an InputError naming it if it cannot be read or
+    is not UTF-8."""
     try:
-        return Path(path).read_text()
+        return sys.stdin.read() if str(path) == STDIN else Path(path).read_text()
     except OSError as exc:
         raise InputError(f"cannot read: {exc.strerror}", file=str(path)) from None
     except UnicodeDecodeError as exc:
@@ -287,7 +292,8 @@ def model_from_dict(doc: Mapping, default_name: str = "model") -> Model:
 def load_model(path: str | Path) -> Model:
     """Read a model file; every problem is an InputError that names the file."""
     try:
-        return model_from_dict(read_document(path), Path(path).stem)
+        return model_from_dict(read_document(path),
+                               "stdin" if str(path) == STDIN else Path(path).stem)
     except InputError as exc:
         raise exc.with_file(str(path)) from None
 

@@ -1,0 +1,414 @@
+"""The commands: each turns its parsed arguments into a call of the Python API (`warpweave.api`),
+prints the renderer's text (or, with --json, the result's document) and returns the exit status.
+No job logic lives here: what a command computes, `warpweave.api` computes for scripts too."""
+
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from warpweave import api
+from warpweave.cli import render
+from warpweave.core.errors import InputError
+from warpweave.core.formats import STDIN, dumps, model_to_dict, read_document, write_document
+from warpweave.progress import Progress
+
+EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
+
+
+class Output:
+    """Where a command's report goes: stdout, unless -q; --json documents always."""
+
+    def __init__(self, args):
+        self.quiet = getattr(args, "quiet", False)
+        self.json = getattr(args, "json", False)
+
+    def text(self, text: str) -> None:
+        if not self.quiet and text:
+            print(text)
+
+    def document(self, doc: Any) -> None:
+        print(render.json_text(doc), end="")
+
+    def report(self, doc: Callable[[], Any], text: Callable[[], str]) -> None:
+        """The JSON document with --json, else the text (each made only when printed)."""
+        if self.json:
+            self.document(doc())
+        else:
+            self.text(text())
+
+
+def progress(args) -> Progress:
+    """The live progress display, as --progress (and -q, --json, TERM, CI) say."""
+    how = getattr(args, "progress", "auto")
+    if how == "auto":
+        live = (sys.stderr.isatty() and os.environ.get("TERM") != "dumb"
+                and not os.environ.get("CI") and not getattr(args, "json", False)
+                and not getattr(args, "quiet", False))
+    else:
+        live = how == "always"
+    return Progress(live=live)
+
+
+def search_options(args) -> dict:
+    """The search options of the parsed arguments, as `api.solve` takes them."""
+    return dict(backend=args.backend, encoding=args.encoding, search=args.search,
+                without=tuple(args.without), max_stages=args.max_stages,
+                time_limit=args.time_limit, solve_limit=args.solve_limit,
+                paper_search=args.paper_search, tie_breakers=tuple(args.tie_break),
+                seed=args.seed, streaming=not args.no_streaming, normalize=args.normalize)
+
+
+def target(args):
+    return api.target(args.model, args.machine, args.params)
+
+
+# ---------------------------------------------------------------------------------------------
+# Models and schedules
+
+
+def cmd_verify(args) -> int:
+    v = api.verdict(args.model, args.schedule)
+    Output(args).report(v.to_dict, lambda: render.describe_verdict(v))
+    return EXIT_NO if v.violations else EXIT_OK
+
+
+def cmd_bounds(args) -> int:
+    model = api.load_model(args.model)
+    b = api.bounds(model)
+    Output(args).report(lambda: render.bounds_dict(model, b),
+                        lambda: render.describe_bounds(model, b))
+    return EXIT_OK
+
+
+def cmd_show(args) -> int:
+    model = api.load_model(args.model)
+    Output(args).report(lambda: model_to_dict(model), lambda: render.describe_model(model))
+    return EXIT_OK
+
+
+def cmd_build(args) -> int:
+    model = api.target(args.kernel, args.machine, args.params)
+    out = Output(args)
+    if args.out:
+        write_document(model_to_dict(model), args.out)
+        out.text(f"wrote {args.out}: {model.name} on {model.machine.name}, {len(model.ops)} "
+                 f"ops, {len(model.edges)} edges")
+    if args.json:
+        out.document(model_to_dict(model))
+    elif not args.out:
+        out.text(render.describe_model(model))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Solving
+
+
+def cmd_solve(args) -> int:
+    model = target(args)
+    if args.save_model:
+        write_document(model_to_dict(model), args.save_model)
+    with progress(args) as shown:
+        result = api.solve(model, progress=shown, **search_options(args))
+    doc = result.to_dict()
+    if args.out:
+        write_document(doc, args.out)
+    out = Output(args)
+    if args.json:
+        print(dumps(doc), end="")
+    else:
+        out.text(render.describe_result(result))
+    return result.exit_status
+
+
+def cmd_heuristic(args) -> int:
+    run = api.heuristic(target(args), max_stages=args.max_stages, budget=args.budget,
+                        without=args.without, streaming=not args.no_streaming,
+                        normalize=args.normalize, time_limit=args.time_limit, seed=args.seed)
+    doc = run.to_dict()
+    if args.out:
+        write_document(doc, args.out)
+    if args.json:
+        print(dumps(doc), end="")
+    else:
+        Output(args).text(render.describe_heuristic(run))
+    return EXIT_OK if run.schedule is not None else EXIT_NO
+
+
+def cmd_crosscheck(args) -> int:
+    from warpweave.crosscheck import reduce_disagreement
+
+    def row(r) -> None:
+        if shown.live:
+            print(f"  {r.backend}/{r.encoding}: {r.status} ({r.seconds:.2f} s)", file=sys.stderr)
+
+    with progress(args) as shown:
+        cc = api.crosscheck(target(args), backends=args.backends, encodings=args.encodings,
+                            without=args.without, max_stages=args.max_stages,
+                            time_limit=args.time_limit, seed=args.seed,
+                            streaming=not args.no_streaming, normalize=args.normalize,
+                            oracle=args.oracle, oracle_budget=args.oracle_budget, out=args.out,
+                            progress=row)
+    rep, model = cc.report, cc.model
+    out = Output(args)
+    out.report(lambda: render.crosscheck_dict(model, rep),
+               lambda: render.describe_crosscheck(model, cc.backends, cc.encodings, rep,
+                                                  args.oracle))
+    if args.reduce and rep.problems:
+        red = reduce_disagreement(model, list(cc.backends), list(cc.encodings), cc.options,
+                                  oracle=args.oracle, oracle_budget=args.oracle_budget,
+                                  budget=args.reduce)
+        path = rep.written[0].parent / "reduced.json"
+        write_document(model_to_dict(red.model.replace(name=f"{model.name}-reduced")), path)
+        out.text(f"  reduced from {len(model.ops)} ops / {len(model.edges)} edges to "
+                 f"{len(red.model.ops)} / {len(red.model.edges)} ({red.calls} cross-checks"
+                 f"{'; interrupted: the smallest model so far' if red.interrupted else ''}), "
+                 f"still disagreeing: {path}")
+    return rep.exit_status
+
+
+# ---------------------------------------------------------------------------------------------
+# From a schedule to the program
+
+
+def _codegen(args, run: Callable[..., Any]) -> Any:
+    """`run(target, schedule, **search options)`; None after printing the violations of an
+    invalid schedule (codegen needs a valid one)."""
+    options = search_options(args)
+    try:
+        with progress(args) as shown:
+            return run(target(args), args.schedule, progress=shown, **options)
+    except api.InvalidSchedule as exc:
+        print(f"{exc}:", file=sys.stderr)
+        for v in exc.violations:
+            print(f"  {v}", file=sys.stderr)
+        return None
+
+
+def cmd_emit(args) -> int:
+    e = _codegen(args, lambda m, s, **o: api.emit(m, s, out=args.out, target=args.target,
+                                                   arch=args.arch, compile=not args.no_compile,
+                                                   **o))
+    if e is None:
+        return EXIT_NO
+    Output(args).report(lambda: render.emitted_dict(e), lambda: render.describe_emitted(e))
+    if e.compile is not None and not e.compile.ok:
+        print(e.compile.output, file=sys.stderr)
+        return EXIT_NO
+    return EXIT_OK
+
+
+def _depths(pairs: Sequence[str]) -> dict[str, int]:
+    """`--depth VALUE=N` pairs."""
+    out = {}
+    for pair in pairs:
+        name, _, n = pair.partition("=")
+        if not n.isdigit() or int(n) < 1:
+            raise InputError("expected VALUE=N with N >= 1", ("--depth",), pair)
+        out[name] = int(n)
+    return out
+
+
+def cmd_simulate(args) -> int:
+    depths = _depths(args.depth)
+    sim = _codegen(args, lambda m, s, **o: api.simulate(
+        m, s, iterations=args.iterations, jitter=args.jitter, pace=args.pace,
+        real_latency=args.real_latency, depths=depths, **o))
+    if sim is None:
+        return EXIT_NO
+    low, res = sim.lowered, sim.result
+    Output(args).report(
+        lambda: render.simulation_dict(res, low.model, low.schedule, sim.real),
+        lambda: render.describe_simulation(res, low.model, sim.real, args.jitter, args.seed,
+                                           args.pace))
+    return EXIT_OK if res.passed else EXIT_NO
+
+
+def cmd_draw(args) -> int:
+    made = _codegen(args, lambda m, s, **o: api.draw(m, s, out=args.out, **o))
+    if made is None:
+        return EXIT_NO
+    Output(args).report(lambda: {"out": args.out, "files": made},
+                        lambda: "\n".join(f"{Path(args.out) / name}: {how}"
+                                          for name, how in made.items()))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Import and export
+
+
+def cmd_import(args) -> int:
+    from warpweave.importers.meta_b200 import parse_groups
+    options = dict(loop=args.loop, rm=args.rm, reg_limit=args.reg_limit,
+                   groups=parse_groups(args.groups) if args.groups is not None else None,
+                   async_units=[u for u in args.async_units.split(",") if u]
+                   if args.async_units is not None else None)
+    source = read_document(STDIN) if args.file == STDIN else args.file
+    model = api.import_graph(source, args.source, **options)
+    doc = model_to_dict(model)
+    if not args.out:
+        print(dumps(doc), end="")
+        return EXIT_OK
+    write_document(doc, args.out)
+    summary = {"out": args.out, "model": model.name, "ops": len(model.ops),
+               "edges": len(model.edges)}
+    Output(args).report(lambda: summary, lambda: f"wrote {args.out}: model {model.name}, "
+                        f"{len(model.ops)} ops, {len(model.edges)} edges")
+    return EXIT_OK
+
+
+def cmd_export_schedule(args) -> int:
+    doc = api.export_schedule(args.model, args.schedule, to=args.to)
+    if args.out:
+        write_document(doc, args.out)
+        Output(args).text(f"wrote {args.out} ({args.to}): {doc.get('model')}")
+    else:
+        print(render.json_text(doc), end="")
+    return EXIT_OK
+
+
+def cmd_export(args) -> int:
+    source = read_document(STDIN) if args.ir == STDIN else args.ir
+    done = api.export_ir(source, args.to, args.out, encodings=args.encodings)
+    offset = done["objective_offset"]
+    note = f", objective = file objective + {offset}" if offset else ""
+    Output(args).report(lambda: done, lambda: (
+        f"wrote {args.out} ({args.to}): {done['bools']} Booleans, {done['ints']} integers, "
+        f"{done['constraints']} constraints{note}"))
+    return EXIT_OK
+
+
+def cmd_schema(args) -> int:
+    from warpweave.schemas import schema
+    print(render.json_text(schema(args.format)), end="")
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Registries
+
+
+def _loaded(registry) -> dict:
+    """Every entry of a registry that loads; failures are reported on stderr, not fatal."""
+    loaded = registry.load_all()
+    for name, why in registry.failures.items():
+        print(f"warpweave: warning: {registry.kind} {name} not loaded: {why}", file=sys.stderr)
+    return loaded
+
+
+def cmd_kernels(args) -> int:
+    from warpweave.core.registry import KERNELS
+    kernels = {n: k for n, k in _loaded(KERNELS).items() if hasattr(k, "to_dict")}
+    Output(args).report(lambda: [k.to_dict() for k in kernels.values()],
+                        lambda: render.describe_kernels(kernels))
+    return EXIT_OK
+
+
+def cmd_machines(args) -> int:
+    from warpweave.core.registry import MACHINES
+    machines = {n: m for n, m in _loaded(MACHINES).items() if hasattr(m, "to_dict")}
+    Output(args).report(lambda: [m.to_dict() for m in machines.values()],
+                        lambda: render.describe_machines(machines))
+    return EXIT_OK
+
+
+def cmd_constraints(args) -> int:
+    from importlib.metadata import entry_points
+
+    from warpweave.core.registry import CONSTRAINTS
+    points = {ep.name: ep.value for ep in entry_points(group=CONSTRAINTS.group)}
+    rows = render.constraint_rows(_loaded(CONSTRAINTS), points)
+    Output(args).report(lambda: rows, lambda: render.describe_constraints(rows))
+    return EXIT_OK
+
+
+def cmd_backends(args) -> int:
+    from warpweave.core.registry import BACKENDS
+    rows = api.list_backends()
+    choices = {family: cls.choices() for family, cls in BACKENDS.load_all().items()
+               if hasattr(cls, "choices") and cls.unavailable() is None}
+    Output(args).report(lambda: {"backends": rows, "options": choices},
+                        lambda: render.describe_backends(rows, choices))
+    return EXIT_OK
+
+
+# ---------------------------------------------------------------------------------------------
+# Benchmarks
+
+
+def _items(values: list[str]) -> list[str]:
+    """Repeated and comma-separated option values, in order."""
+    return [x for item in values for x in item.split(",") if x]
+
+
+def cmd_bench(args) -> int:
+    from warpweave.bench import (
+        Settings,
+        Writer,
+        disagreements,
+        markdown,
+        matrix,
+        read_results,
+        run_header,
+        run_matrix,
+        select,
+    )
+    from warpweave.pipeline import normalization
+    if args.report:
+        header, records = read_results(args.report)
+    else:
+        if args.timeout <= 0:
+            raise InputError("must be > 0", ("--timeout",), args.timeout)
+        configs, notes = matrix(_items(args.backends), _items(args.encodings),
+                                _items(args.searches), args.all, not args.no_heuristic,
+                                _items(args.configs))
+        targets = args.targets or ["kernels"]
+        cases = select(targets, Path(args.data) if args.data else None, args.limit)
+        if cases:  # a bad --normalize is one input error here, not one per case
+            normalization(cases[0].load(), args.normalize)
+        settings = Settings(timeout=args.timeout, normalize=args.normalize,
+                            max_stages=args.max_stages, seed=args.seed)
+        header = run_header(targets, configs, settings, notes)
+        for note in notes:
+            print(f"warpweave bench: {note}", file=sys.stderr)
+        print(f"warpweave bench: {len(cases)} cases x {len(configs)} configurations, "
+              f"timeout {args.timeout:g} s", file=sys.stderr)
+        writer = Writer(args.out)
+        writer.write(header)
+        records: list[dict] = []
+        total = len(cases) * len(configs)
+
+        def emit(record: dict) -> None:
+            records.append(record)
+            writer.write(record)
+            if not args.quiet:
+                print(render.bench_line(len(records), total, record), file=sys.stderr,
+                      flush=True)
+
+        try:
+            run_matrix(cases, configs, settings, emit)
+        finally:
+            header.update(writer.close(), type="run")
+    text = markdown(header, records)
+    if args.markdown:
+        Path(args.markdown).write_text(text)
+    Output(args).report(lambda: {"header": header, "records": records}, lambda: text.rstrip("\n"))
+    bad = disagreements(records)
+    for x in bad:
+        print(f"warpweave bench: DISAGREEMENT (a bug): {x}", file=sys.stderr)
+    return EXIT_NO if bad else EXIT_OK
+
+
+COMMANDS: dict[str, Callable[[Any], int]] = {
+    "verify": cmd_verify, "bounds": cmd_bounds, "show": cmd_show, "build": cmd_build,
+    "solve": cmd_solve, "heuristic": cmd_heuristic, "crosscheck": cmd_crosscheck,
+    "emit": cmd_emit, "simulate": cmd_simulate, "draw": cmd_draw, "import": cmd_import,
+    "export-schedule": cmd_export_schedule, "export": cmd_export, "schema": cmd_schema,
+    "kernels": cmd_kernels, "machines": cmd_machines, "constraints": cmd_constraints,
+    "backends": cmd_backends, "bench": cmd_bench,
+}

@@ -1,0 +1,28 @@
+"""The defaults of every job, in one place: `pipeline.Options`, the Python API (`warpweave.api`)
+and the command line's options all read them, so a script gets what `warpweave solve` does.
+
+This module imports nothing, so that the command line's parser (and `warpweave --help`) can read
+the defaults without importing the solver machinery.
+"""
+
+# The search (`warpweave solve`, `ww.solve`).  Measured on the kernel library
+# (docs/reproduction.md): I as a variable with CP-SAT decides each kernel in seconds; sweeping I
+# with SAT is fast per I but may need many I.
+BACKEND = "auto"                 # cpsat for the minimize search, sat for the sweep
+MINIMIZE_BACKEND = "cpsat"
+SWEEP_BACKEND = "sat:cadical195/totalizer/bdd"
+ENCODING = "integer"
+SEARCH = "auto"                  # minimize if the encoding takes I as a variable, else sweep
+NORMALIZE = "auto"               # auto | off | unit=K | paper=U
+SEED = 0
+STREAMING = True
+
+# The heuristic (`warpweave heuristic`, `ww.heuristic`): Rau's budget ratio.
+BUDGET = 6
+
+# The simulator (`warpweave simulate`, `ww.simulate`).
+ITERATIONS = 64
+PACE = "schedule"
+
+# Code generation (`warpweave emit`, `ww.emit`).
+EMIT_TARGET = "all"
