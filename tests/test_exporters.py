@@ -78,3 +78,12 @@ def test_a_model_without_source_ids_is_keyed_by_op_name():
     assert tri["partitions"] == [{"ttg.partition": 0, "group": "g0", "num_warps": 4}]
     with pytest.raises(InputError, match="not an option of the llvm exporter"):
         ww.export_schedule(model, sched, to="llvm", flavour="x")
+
+
+def test_the_round_trip_in_docs_importers_runs_as_shown(monkeypatch):
+    import doctest
+    root = META.parents[2]
+    monkeypatch.chdir(root)
+    result = doctest.testfile(str(root / "docs" / "importers.md"), module_relative=False,
+                              optionflags=doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted >= 9 and result.failed == 0
