@@ -107,3 +107,11 @@ def test_the_readme_session_runs_as_shown(monkeypatch):
     result = doctest.testfile(str(EXAMPLES.parent / "README.md"), module_relative=False,
                               optionflags=doctest.NORMALIZE_WHITESPACE)
     assert result.attempted >= 8 and result.failed == 0
+
+
+def test_no_api_name_is_a_submodule():
+    """`import warpweave.X` sets the package's attribute X: an API function of that name
+    would be shadowed by the module."""
+    import pkgutil
+    modules = {m.name for m in pkgutil.iter_modules(ww.__path__)}
+    assert not modules & set(api.__all__)

@@ -16,7 +16,7 @@ __version__ = "0.1.0"
 
 _API = (
     "CrossCheck", "Emitted", "HeuristicRun", "InvalidSchedule", "Lowered", "Result",
-    "ScheduleView", "Simulation", "Verdict", "bounds", "crosscheck", "draw", "emit", "export_ir",
+    "ScheduleView", "Simulation", "Verdict", "bounds", "cross_check", "draw", "emit", "export_ir",
     "export_schedule", "heuristic", "import_graph", "kernel", "list_backends", "list_constraints",
     "list_kernels", "list_machines", "load_model", "load_schedule", "lower", "ring_depths",
     "schedule_for", "simulate", "solve", "target", "verdict", "verify", "view",

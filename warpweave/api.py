@@ -49,7 +49,7 @@ _DEFAULT = Options()
 
 __all__ = [
     "CrossCheck", "Emitted", "HeuristicRun", "InvalidSchedule", "Lowered", "Result",
-    "ScheduleView", "Simulation", "Verdict", "bounds", "crosscheck", "draw", "emit", "export_ir",
+    "ScheduleView", "Simulation", "Verdict", "bounds", "cross_check", "draw", "emit", "export_ir",
     "export_schedule", "heuristic", "import_graph", "kernel", "list_backends", "list_constraints",
     "list_kernels", "list_machines", "load_model", "load_schedule", "lower", "ring_depths",
     "schedule_for", "simulate", "solve", "target", "verdict", "verify", "view",
@@ -586,7 +586,7 @@ def export_ir(source: str | os.PathLike | Mapping, to: str, out: str | os.PathLi
 EXPORT_FORMATS = ("lp", "mps", "smt2", "cnf", "wcnf")
 
 
-def crosscheck(model: Source, *, backends: Sequence[str] = (), encodings: Sequence[str] = (),
+def cross_check(model: Source, *, backends: Sequence[str] = (), encodings: Sequence[str] = (),
                without: Sequence[str] = (), max_stages: int | None = None,
                time_limit: float | None = None, seed: int = defaults.SEED,
                streaming: bool = defaults.STREAMING, normalize: str = defaults.NORMALIZE,

@@ -147,7 +147,7 @@ def cmd_crosscheck(args) -> int:
             print(f"  {r.backend}/{r.encoding}: {r.status} ({r.seconds:.2f} s)", file=sys.stderr)
 
     with progress(args) as shown:
-        cc = api.crosscheck(target(args), backends=args.backends, encodings=args.encodings,
+        cc = api.cross_check(target(args), backends=args.backends, encodings=args.encodings,
                             without=args.without, max_stages=args.max_stages,
                             time_limit=args.time_limit, seed=args.seed,
                             streaming=not args.no_streaming, normalize=args.normalize,
