@@ -1,8 +1,10 @@
 """An independent checker of DESIGN section 3, for cross-checking the verifier.
 
 It imports nothing from warpweave: it reads the model and schedule documents (the file formats of
-DESIGN section 5) and walks Q cycle by cycle, the slow obvious way.  It returns the names of the
-rules a schedule breaks.
+DESIGN section 5) and walks the programs cycle by cycle, the slow obvious way: for the loop, Q_n
+for every trip count n up to `trips` (default S + the largest distance + 4, well past the bound
+the verifier relies on), with the values entering the loop; for "paper-q", Q_S alone.  It returns
+the names of the rules a schedule breaks.
 """
 
 from __future__ import annotations
@@ -25,7 +27,8 @@ def _ops(model: dict) -> dict[str, dict]:
     return out
 
 
-def broken_rules(model: dict, schedule: dict) -> set[str]:
+def broken_rules(model: dict, schedule: dict, semantics: str = "loop",
+                 trips: int | None = None) -> set[str]:
     """The rules `schedule` breaks.  A schedule solved with streaming ops (its `streaming` list,
     Twill paper section 5.3) is checked as it was solved: those ops' outgoing delays are 0 and
     each keeps only its cycles up to the last row that holds a unit."""
@@ -49,7 +52,11 @@ def broken_rules(model: dict, schedule: dict) -> set[str]:
     I, L = schedule["I"], schedule["L"]
     M, A = schedule["start"], schedule["group"]
     S = math.ceil(L / I)
-    T = (S - 1) * I + L
+    far = max([e["dist"] for e in edges if e["data"]], default=0)
+    if semantics == "paper-q":
+        programs = [(S, False)]
+    else:
+        programs = [(n, True) for n in range(1, (trips or S + far + 4) + 1)]
     bad = set()
 
     for e in edges:
@@ -73,28 +80,48 @@ def broken_rules(model: dict, schedule: dict) -> set[str]:
     def tau(v: str, i: int) -> int:
         return M[v] + i * I
 
-    end = {}
-    for v in ops:
-        uses = [e for e in edges if e["src"] == v and e["data"]]
-        for i in range(S):
-            ends = []
-            for e in uses:
-                if i + e["dist"] < S:
-                    ends.append(tau(e["dst"], i + e["dist"]))
-                    if tau(e["dst"], i + e["dist"]) < tau(v, i):
-                        bad.add("liveness")
-                else:
-                    ends.append(T + 1)
-            end[(v, i)] = max(ends) if ends else tau(v, i)
+    for n, entering in programs:
+        T = (n - 1) * I + L
+        spans = {}  # (v, i) -> [start, end) of its value
+        for v in ops:
+            uses = [e for e in edges if e["src"] == v and e["data"]]
+            first = -max([e["dist"] for e in uses], default=0) if entering else 0
+            for i in range(first, n):
+                ends = []
+                for e in uses:
+                    j = i + e["dist"]
+                    if j < 0:
+                        continue  # read before the loop
+                    if j < n:
+                        ends.append(tau(e["dst"], j))
+                        if i >= 0 and tau(e["dst"], j) < tau(v, i):
+                            bad.add("liveness")
+                    else:
+                        ends.append(T + 1)
+                begin = tau(v, i) if i >= 0 else 0
+                spans[(v, i)] = (begin, max(ends) if ends else begin)
+        for t in range(T + 1):
+            live = [v for (v, _), (a, b) in spans.items() if a <= t < b]
+            for mem, cap in machine.get("memories", {}).items():
+                if sum(ops[v]["fp"].get(mem, 0) for v in live) > cap:
+                    bad.add("memory")
+            for g, spec in groups.items():
+                if sum(ops[v]["regs"] for v in live if A[v] == g) > spec.get("reg_limit", 255):
+                    bad.add("register_limit")
 
-    for t in range(T + 1):
-        live = [(v, i) for v in ops for i in range(S) if tau(v, i) <= t < end[(v, i)]]
-        for mem, cap in machine.get("memories", {}).items():
-            if sum(ops[v]["fp"].get(mem, 0) for v, _ in live) > cap:
-                bad.add("memory")
-        for g, spec in groups.items():
-            if sum(ops[v]["regs"] for v, _ in live if A[v] == g) > spec.get("reg_limit", 255):
-                bad.add("register_limit")
+        for v in ops:
+            ins = [e for e in edges if e["dst"] == v]
+            if not (any(e["blocking"] for e in ins) or
+                    any(e["data"] and A[e["src"]] != A[v] for e in ins)):
+                continue
+            for i in range(n):
+                for o, other in ops.items():
+                    if A[o] != A[v]:
+                        continue
+                    occ = 1 if other["async"] else other["cycles"]
+                    for j in range(n):
+                        if (o, j) != (v, i) and tau(o, j) <= tau(v, i) < tau(o, j) + occ:
+                            bad.add("concurrency")
 
     for v, op in ops.items():
         if groups[A[v]].get("warps", 1) < op["warps"]:
@@ -103,17 +130,4 @@ def broken_rules(model: dict, schedule: dict) -> set[str]:
         if vl is not None and op["vl"] != (A[v] == vl):
             bad.add("variable_latency")
 
-    for v in ops:
-        ins = [e for e in edges if e["dst"] == v]
-        if not (any(e["blocking"] for e in ins) or
-                any(e["data"] and A[e["src"]] != A[v] for e in ins)):
-            continue
-        for i in range(S):
-            for o, other in ops.items():
-                if A[o] != A[v]:
-                    continue
-                occ = 1 if other["async"] else other["cycles"]
-                for j in range(S):
-                    if (o, j) != (v, i) and tau(o, j) <= tau(v, i) < tau(o, j) + occ:
-                        bad.add("concurrency")
     return bad

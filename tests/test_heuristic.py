@@ -19,8 +19,9 @@ from warpweave.core.bounds import bounds
 from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
 from warpweave.core.heuristic import heuristic_schedule
+from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule
-from warpweave.core.verify import RULES, verify
+from warpweave.core.verify import verify
 
 from .conftest import EXAMPLES, ROOT
 from .independent_check import broken_rules
@@ -58,9 +59,9 @@ def test_figure_1_gets_i_2(fa_model):
 
 
 @RANDOM
-@given(models(), st.sets(st.sampled_from(list(RULES))), st.integers(1, 3))
+@given(models(), st.sets(st.sampled_from(CONSTRAINTS.names())), st.integers(1, 3))
 def test_every_answer_is_verified_and_never_below_the_lower_bound(m, without, max_stages):
-    rules = [r for r in RULES if r not in without]
+    rules = [r for r in CONSTRAINTS.names() if r not in without]
     r = heuristic_schedule(m, rules=rules, max_stages=max_stages)
     b = bounds(m)
     if "capacity" in rules and "dependence" in rules:
@@ -190,7 +191,7 @@ def test_no_schedule_is_reported_with_a_reason():
 
 
 def test_leaving_capacity_out_allows_a_smaller_i(fa_model):
-    r = heuristic_schedule(fa_model, rules=[r for r in RULES if r != "capacity"])
+    r = heuristic_schedule(fa_model, rules=[r for r in CONSTRAINTS.names() if r != "capacity"])
     assert r.schedule.I == 1 and verify(fa_model, r.schedule) != []
     with pytest.raises(InputError, match="unknown rule"):
         heuristic_schedule(fa_model, rules=["nothing"])

@@ -16,8 +16,9 @@ import pytest
 
 from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, load_schedule
+from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule
-from warpweave.core.verify import RULES, verify
+from warpweave.core.verify import verify
 from warpweave.importers.meta_curated import import_meta_curated
 from warpweave.importers.meta_graph import node_id
 from warpweave.importers.meta_prepared import (
@@ -92,7 +93,7 @@ def test_our_verifier_on_their_schedules_in_their_units(case):
         assert pool.node[node_id(occupying)] == 0
         assert model.op(occupying).cycles == 1
         assert schedule.group[waiting] == schedule.group[occupying]
-    others = [r for r in RULES if r != "concurrency"]
+    others = [r for r in CONSTRAINTS.names() if r != "concurrency"]
     assert verify(model, schedule, others) == []
 
 

@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 from warpweave.core.formats import model_from_dict
+from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule, straight_line
-from warpweave.core.verify import RULES, verify
+from warpweave.core.verify import verify
 
 
 def model(ops, edges=(), units=None, memories=None, groups=None, vl=None):
@@ -104,10 +105,49 @@ def test_memory_counts_copies_live_across_iterations():
 def test_value_used_beyond_q_is_live_to_the_end():
     ops = [{"name": "A", "uses": {"tc": 1}, "footprint": {"smem": 60}}]
     m = model(ops, [{"src": "A", "dst": "A", "distance": 2}], memories={"smem": 100})
-    s = sched(m, 1, {"A": 0}, L=2)  # S = 2: both copies' uses lie beyond Q
+    s = sched(m, 1, {"A": 0}, L=2)  # S = 2: both copies' uses lie beyond Q_S
+    [v] = verify(m, s, semantics="paper-q")
+    assert (v.rule, v.cycle, v.amount, v.trip_count) == ("memory", 1, 120, 2)
+    # One copy on the paper's Q_1; the loop holds two: in Q_1 the value entering the loop for
+    # iteration 1 (A#-1) is read after the loop, so it is live to the end beside A#0.
+    short = sched(m, 1, {"A": 0}, L=1)
+    assert verify(m, short, semantics="paper-q") == []
+    [v] = verify(m, short)
+    assert (v.rule, v.cycle, v.amount, v.trip_count, v.instances) == \
+        ("memory", 0, 120, 1, (("A", -1), ("A", 0)))
+    assert "of Q_1" in v.message and "A#-1" in v.message
+
+
+def test_values_entering_the_loop_are_live_from_the_start():
+    """An accumulator's initial value (A#-1, read by iteration 0's B) is live from t = 0 until
+    that read, beside C's value, read by the same B: 120 of smem from cycle 0 on the loop; the
+    paper's Q has no entering values."""
+    ops = [{"name": "C", "uses": {"tc": 1}, "footprint": {"smem": 60}},
+           {"name": "B", "uses": {"sfu": 1}},
+           {"name": "A", "uses": {"tc": 1}, "footprint": {"smem": 60}}]
+    edges = [{"src": "C", "dst": "B", "delay": 1}, {"src": "A", "dst": "B", "distance": 1}]
+    m = model(ops, edges, memories={"smem": 100})
+    s = sched(m, 4, {"C": 0, "B": 2, "A": 3})
+    assert verify(m, s, semantics="paper-q") == []
     [v] = verify(m, s)
-    assert (v.rule, v.cycle, v.amount) == ("memory", 1, 120)
-    assert verify(m, sched(m, 1, {"A": 0}, L=1)) == []  # S = 1: one copy
+    assert (v.rule, v.cycle, v.amount, v.trip_count) == ("memory", 0, 120, 1)
+    assert set(v.instances) == {("A", -1), ("C", 0)}
+    # At the peak itself (a limit set exactly at it) the loop fits.
+    assert verify(model(ops, edges, memories={"smem": 120}), s) == []
+
+
+def test_loop_holds_copies_beyond_the_stage_count():
+    """A value read at distance 2 lives about 2*I cycles: Q_S with S = 1 holds one copy, the loop
+    two; the verifier's witness names the trip count, the cycle and the instances."""
+    ops = [{"name": "a", "uses": {"tc": 1}}, {"name": "b", "uses": {"sfu": 1}, "regs": 100}]
+    edges = [{"src": "a", "dst": "b", "delay": 1},
+             {"src": "b", "dst": "a", "delay": 10, "distance": 2}]
+    m = model(ops, edges, groups=[{"name": "g0", "warps": 4, "reg_limit": 150}])
+    s = sched(m, 6, {"a": 0, "b": 1})
+    assert verify(m, s, semantics="paper-q") == []
+    [v] = verify(m, s)
+    assert (v.rule, v.resource, v.amount, v.limit) == ("register_limit", "g0", 200, 150)
+    assert v.trip_count == 1 and v.instances == (("b", -1), ("b", 0))
 
 
 def test_warp_uniqueness_fit():
@@ -172,4 +212,4 @@ def test_concurrency_blocking_and_cross_group_reads():
 def test_every_rule_has_a_test_here():
     tested = {"dependence", "cross_warp_spill", "capacity", "completion", "liveness", "memory",
               "warp_uniqueness", "variable_latency", "register_limit", "concurrency"}
-    assert set(RULES) == tested
+    assert set(CONSTRAINTS.names()) == tested

@@ -29,7 +29,6 @@ from warpweave.core.model import Model
 from warpweave.core.oracle import Oracle, OracleBudget
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.search import SearchBug, constraint_set
-from warpweave.core.verify import RULES
 from warpweave.pipeline import Options, Run, run_solve
 from warpweave.reduce import Reduction, reduce_model
 
@@ -105,11 +104,9 @@ def crosscheck(model: Model, backends: Sequence[str], encodings: Sequence[str],
     b = bounds(solved, {c.name for c in cons})
     k = options.max_stages or b.default_max_stages()
     truth, note, oracle_obj = None, None, None
-    plugins = [c.name for c in cons if c.name not in RULES]
-    if oracle and plugins:
-        note = f"not run: it knows only the rules of DESIGN section 3, not {', '.join(plugins)}"
-    elif oracle:
-        oracle_obj = Oracle(solved, budget=oracle_budget, rules=[c.name for c in cons])
+    if oracle:
+        oracle_obj = Oracle(solved, budget=oracle_budget, rules=cons,
+                            semantics=options.semantics)
         try:
             best = oracle_obj.optimum(k, b.i_upper)
             truth = ("optimal", best.I, best.L) if best else ("infeasible", None, None)
@@ -158,7 +155,8 @@ def _run(model: Model, options: Options) -> Row:
     s = run.schedule
     verified = "-"
     if s is not None:  # every constraint in force, in raw cycles
-        bad = [v for c in constraint_set(without=options.without) for v in c.check(run.raw, s)]
+        bad = [v for c in constraint_set(without=options.without)
+               for v in c.check(run.raw, s, semantics=options.semantics)]
         verified = f"no: {bad[0]}" if bad else "yes"
     return Row(options.backend, options.encoding, run.outcome.status, s.I if s else None,
                s.L if s else None, time.perf_counter() - tick, verified, run)

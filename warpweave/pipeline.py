@@ -52,6 +52,7 @@ class Options:
     normalize: str = defaults.NORMALIZE  # auto | off | unit=K | paper=U
     bug_dir: Path | None = None  # where a solve the verifier rejects is saved (default: .)
     isolate: bool = True      # each solver call in a child process (tests turn it off: faster)
+    semantics: str = "loop"   # loop (every trip count) | paper-q (the paper's Q_S only)
 
 
 @attrs.frozen
@@ -142,7 +143,8 @@ def run_solve(model: Model, options: Options = Options(),
                       constraints=cons, max_stages=options.max_stages,
                       time_limit=options.time_limit, solve_limit=options.solve_limit,
                       paper=paper, tie_breakers=options.tie_breakers, seed=options.seed,
-                      progress=progress, bug_dir=options.bug_dir, isolate=options.isolate)
+                      progress=progress, bug_dir=options.bug_dir, isolate=options.isolate,
+                      semantics=options.semantics)
 
     with limits.within(options.time_limit), limits.latch_interrupts():
         streaming: list[StreamingOp] = []
@@ -175,7 +177,8 @@ def run_solve(model: Model, options: Options = Options(),
     violations: tuple[Violation, ...] = ()
     if schedule is not None and norm is not None:
         schedule = norm.denormalize(schedule)
-        violations = tuple(v for c in cons for v in c.check(model, schedule))
+        violations = tuple(v for c in cons
+                           for v in c.check(model, schedule, semantics=options.semantics))
     solved = norm.model if norm else model
     return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison,
                known)

@@ -7,7 +7,10 @@ paper's time-indexed literals, order-encoded start times, ...).  A constraint ne
 solver, and `encode` shares no code with `check`.
 
 The view protocol (`VariableView`) is what every encoding implements.  Times are start times of
-copy 0, M(v); copy i of v issues at M(v) + i*I.
+copy 0, M(v); copy i of v issues at M(v) + i*I.  The view also knows the semantics the problem is
+stated in (`view.semantics`: "loop", the default, or "paper-q"): which trip counts and copies a
+rule over Q must cover is the view's business (`limit_live`, `overlap_distances`), so that a rule
+is written once for both.
 """
 
 from __future__ import annotations
@@ -15,9 +18,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
+from warpweave.core import verify
 from warpweave.core.model import Model
-from warpweave.core.schedule import Schedule, straight_line
-from warpweave.core.verify import RULES, Violation
+from warpweave.core.schedule import Schedule
+from warpweave.core.verify import Rule, Violation
 
 Lit = Any  # an IR literal, or True / False: constraints only pass them back to the view
 
@@ -31,9 +35,10 @@ class VariableView(Protocol):
 
     model: Model
     I: int  # noqa: E741
-    S: int           # copies in Q
+    S: int           # stages: the length L lies in ((S-1)*I, S*I]
     L: int           # the largest length this problem allows (S * I)
-    T: int           # the horizon of Q at that length: (S - 1) * I + L
+    T: int           # the horizon of Q_S at that length: (S - 1) * I + L
+    semantics: str   # "loop" (every trip count, entering values) or "paper-q" (Q_S only)
     problem: Any     # the IR Problem being built
 
     def on(self, v: str, g: str) -> Lit:
@@ -52,21 +57,29 @@ class VariableView(Protocol):
         """Copy i of v does not issue while copy i-k of o occupies its first `occupancy` cycles:
         not 0 <= M(v) - M(o) + k*I < occupancy, unless one of `unless` is true."""
 
+    def overlap_distances(self, occupancy: int) -> range:
+        """The copy distances k that `forbid_overlap` must cover for an op occupying its group
+        `occupancy` cycles: those of Q_S (|k| < S) for "paper-q"; every k the start windows
+        allow for the loop (k up to S - 1 + ceil(occupancy / I))."""
+
     def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
         """Reservations (op, row c, count) of one unit fit `capacity` in every modular slot."""
 
     def finish_within_length(self, v: str, cycles: int) -> None:
         """M(v) + cycles <= L, the length the problem chooses."""
 
-    def limit_live(self, weights: Mapping[tuple[str, int], int], bound: Any,
+    def limit_live(self, weights: Mapping[str, int], bound: Any,
                    group: str | None = None) -> None:
-        """At every cycle of Q, the weights of the live instances (v, i) (only those on `group`,
-        if given) sum to at most `bound` (an integer or an IR integer variable).  Lifetimes are
-        rule 4's, from `uses_in_q`."""
+        """At every cycle of every program the semantics covers (Q_n for every n with the values
+        entering the loop; or Q_S), the live values of the ops in `weights` (only those on
+        `group`, if given) weigh at most `bound` (an integer or an IR integer variable), each
+        instance of op v weighing weights[v].  Lifetimes are rule 4's."""
 
 
 class Constraint:
-    """A rule of DESIGN section 3: `check` is its meaning, `encode` its statement in a view."""
+    """A rule of DESIGN section 3 (or a plugin's): `check` is its meaning, `encode` its
+    statement in a view.  `verify` and every search ask the constraint registry for the rules,
+    so a registered constraint is part of validity (DESIGN rule 10)."""
 
     name: ClassVar[str] = ""
     # True when renaming interchangeable warp groups (same warps and register limit, neither the
@@ -77,9 +90,16 @@ class Constraint:
     # and a longer L only relaxes it: infeasible at L = S*I then means infeasible for every
     # shorter L too, which lets the search rule out a whole I with one solve.
     q_free: ClassVar[bool] = False
+    # True when a schedule that holds stays holding when ops and the edges touching them are
+    # removed: the brute-force oracle then prunes partial placements with it (else it judges
+    # complete schedules only).  Built-ins are (see `core.oracle`).
+    hereditary: ClassVar[bool] = False
 
-    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
-        return RULES[self.name](model, schedule, straight_line(model, schedule))
+    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
+              ) -> list[Violation]:
+        """The violations of this rule by `schedule` (empty if it holds), under `semantics`
+        ("loop": every trip count; "paper-q": the paper's Q_S)."""
+        raise NotImplementedError
 
     def encode(self, view: VariableView) -> None:
         raise NotImplementedError
@@ -94,12 +114,21 @@ def neg(x: Lit) -> Lit:
 
 
 class _Builtin(Constraint):
+    """A rule of DESIGN section 3: its meaning is the verifier's function `rule`."""
+
     group_symmetric = True
+    hereditary = True
+    rule: ClassVar[Rule]
+
+    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
+              ) -> list[Violation]:
+        return type(self).rule(model, schedule, semantics)
 
 
 class Dependence(_Builtin):
     """Rule 1: M(v) + delta*I >= M(u) + d for every edge."""
 
+    rule = staticmethod(verify.check_dependence)
     q_free = True
     name = "dependence"
 
@@ -111,6 +140,7 @@ class Dependence(_Builtin):
 class CrossWarpSpill(_Builtin):
     """Rule 1's spill term: a data edge between groups also waits spill_cost(src)."""
 
+    rule = staticmethod(verify.check_cross_warp_spill)
     q_free = True
     name = "cross_warp_spill"
 
@@ -125,6 +155,7 @@ class CrossWarpSpill(_Builtin):
 class Capacity(_Builtin):
     """Rule 2: reservations on each unit fit its capacity in every slot."""
 
+    rule = staticmethod(verify.check_capacity)
     q_free = True
     name = "capacity"
 
@@ -139,6 +170,7 @@ class Capacity(_Builtin):
 class Completion(_Builtin):
     """Rule 3: M(v) + cycles(v) <= L for the length L the problem picks."""
 
+    rule = staticmethod(verify.check_completion)
     q_free = True
     name = "completion"
 
@@ -147,18 +179,11 @@ class Completion(_Builtin):
             view.finish_within_length(op.name, op.cycles)
 
 
-def uses_in_q(model: Model, v: str, i: int, S: int) -> tuple[list[tuple[str, int]], bool]:
-    """Rule 4's lifetime of instance (v, i) in a Q of S copies: the data uses (u, i + delta) that
-    lie inside Q, and whether some use lies beyond it (then the value is live to the end)."""
-    uses = [e for e in model.out_edges(v) if e.is_data]
-    inside = [(e.dst, i + e.distance) for e in uses if i + e.distance < S]
-    return inside, any(i + e.distance >= S for e in uses)
-
-
 class Liveness(_Builtin):
     """Rule 4: no data use issues before the value it reads.  The lifetimes themselves are defined
-    by the view from `uses_in_q`, for the constraints that weigh them (memory, registers)."""
+    by the view, for the constraints that weigh them (memory, registers)."""
 
+    rule = staticmethod(verify.check_liveness)
     q_free = True
     name = "liveness"
 
@@ -171,33 +196,33 @@ class Liveness(_Builtin):
 class Memory(_Builtin):
     """Rule 5: live footprints fit each memory at every cycle of Q."""
 
+    rule = staticmethod(verify.check_memory)
     name = "memory"
 
     def encode(self, view: VariableView) -> None:
         for mem in view.model.machine.memories:
-            weights = {(op.name, i): op.footprint_in(mem.name) for op in view.model.ops
-                       for i in range(view.S) if op.footprint_in(mem.name)}
-            if sum(weights.values()) > mem.capacity:
-                view.limit_live(weights, mem.capacity)
+            weights = {op.name: op.footprint_in(mem.name) for op in view.model.ops
+                       if op.footprint_in(mem.name)}
+            view.limit_live(weights, mem.capacity)
 
 
 class RegisterLimit(_Builtin):
     """Rule 8: live registers of the ops on each group fit its per-thread limit at every cycle."""
 
+    rule = staticmethod(verify.check_register_limit)
     name = "register_limit"
 
     def encode(self, view: VariableView) -> None:
-        weights = {(op.name, i): op.regs for op in view.model.ops for i in range(view.S)
-                   if op.regs}
+        weights = {op.name: op.regs for op in view.model.ops if op.regs}
         for g in view.model.machine.warp_groups:
-            if sum(weights.values()) > g.reg_limit:
-                view.limit_live(weights, g.reg_limit, group=g.name)
+            view.limit_live(weights, g.reg_limit, group=g.name)
 
 
 class WarpUniqueness(_Builtin):
     """Rule 6: each op on a group with at least warps(v) warps (that each op is on exactly one
     group is what a schedule is: the view states it, so dropping this rule keeps it)."""
 
+    rule = staticmethod(verify.check_warp_uniqueness)
     q_free = True
     name = "warp_uniqueness"
 
@@ -211,6 +236,7 @@ class WarpUniqueness(_Builtin):
 class VariableLatency(_Builtin):
     """Rule 7: exactly the variable-latency ops run on the variable-latency group."""
 
+    rule = staticmethod(verify.check_variable_latency)
     q_free = True
     name = "variable_latency"
 
@@ -227,10 +253,11 @@ class Concurrency(_Builtin):
     """Rule 9: an instance that waits on a blocking edge, or reads a value from another group,
     issues while no other instance occupies its group (occupancy 1 cycle if async, else cycles)."""
 
+    rule = staticmethod(verify.check_concurrency)
     name = "concurrency"
 
     def encode(self, view: VariableView) -> None:
-        model, S = view.model, view.S
+        model = view.model
         for op in model.ops:
             v = op.name
             incoming = model.in_edges(v)
@@ -243,7 +270,7 @@ class Concurrency(_Builtin):
                 continue
             for other in model.ops:
                 occ = 1 if other.is_async else other.cycles
-                for k in range(-(S - 1), S):  # k = copy of v minus copy of other
+                for k in view.overlap_distances(occ):  # k = copy of v minus copy of other
                     if other.name != v or k != 0:
                         view.forbid_overlap(v, other.name, k, occ, unless=[
                             neg(trigger), neg(view.same_group(v, other.name))])

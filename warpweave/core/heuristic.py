@@ -26,8 +26,9 @@ from warpweave.core.bounds import Bounds, bounds
 from warpweave.core.errors import InputError
 from warpweave.core.ims import ModuloScheduler, folded_runs
 from warpweave.core.model import Model
+from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule
-from warpweave.core.verify import RULES, Violation, verify
+from warpweave.core.verify import Violation, check_semantics, verify
 
 
 @attrs.frozen
@@ -67,24 +68,28 @@ class HeuristicResult:
 def heuristic_schedule(model: Model, *, max_stages: int | None = None,
                        rules: Iterable[str] | None = None, budget: int = 6,
                        attempts: int = 10, seed: int = 0,
-                       time_limit: float | None = None) -> HeuristicResult:
+                       time_limit: float | None = None,
+                       semantics: str = "loop") -> HeuristicResult:
     """A schedule of `model` that `verify(model, s, rules)` accepts, with the smallest I found.
 
-    `budget` is Rau's budget ratio: scheduling steps per op for one IMS run; `attempts` is the
-    number of assignments tried per I; `max_stages` bounds S = ceil(L/I) as in the search (default
-    `Bounds.default_max_stages`).  Deterministic for a `seed` unless `time_limit` (seconds) cuts
-    the run short.
+    `rules` are names in the constraint registry (default: every registered constraint, plugins
+    included: the answer is verified against each).  `budget` is Rau's budget ratio: scheduling
+    steps per op for one IMS run; `attempts` is the number of assignments tried per I;
+    `max_stages` bounds S = ceil(L/I) as in the search (default `Bounds.default_max_stages`).
+    Deterministic for a `seed` unless `time_limit` (seconds) cuts the run short.
     """
     started = time.perf_counter()
-    rule_set = tuple(rules) if rules is not None else tuple(RULES)
+    known = CONSTRAINTS.names()
+    rule_set = tuple(rules) if rules is not None else tuple(known)
     for name in rule_set:
-        if name not in RULES:
-            raise InputError(f"unknown rule (known: {', '.join(RULES)})", value=name)
+        if name not in known:
+            raise InputError(f"unknown rule (known: {', '.join(known)})", value=name)
+    check_semantics(semantics)
     b = bounds(model)
     s_max = b.default_max_stages() if max_stages is None else max_stages
     if s_max < 1:  # 0 too: not "the default"
         raise InputError("must be >= 1", ("--max-stages",), s_max)
-    run = _Run(model, rule_set, s_max, budget * len(model.ops), attempts, seed)
+    run = _Run(model, rule_set, s_max, budget * len(model.ops), attempts, seed, semantics)
     res_mii = b.res_mii if "capacity" in rule_set else 0
     lower = max(1, res_mii, b.rec_mii if "dependence" in rule_set else 0)
     schedule, why = None, None
@@ -103,8 +108,8 @@ def heuristic_schedule(model: Model, *, max_stages: int | None = None,
 
 
 # Rules the modulo scheduler and the assignment satisfy as they build (rule 9 modulo I between
-# distinct ops, which is stricter than over Q; an op overlapping its own next copy is not seen).
-# Candidates are first checked against the other rules; an answer against all of them.
+# distinct ops, as the loop asks; an op overlapping its own next copy is not seen).  Candidates
+# are first checked against the other rules; an answer against all of them.
 BY_CONSTRUCTION = ("dependence", "cross_warp_spill", "capacity", "completion", "warp_uniqueness",
                    "variable_latency", "concurrency")
 
@@ -113,8 +118,9 @@ class _Run:
     """The state of one heuristic run across I: trials and steps so far."""
 
     def __init__(self, model: Model, rules: tuple[str, ...], s_max: int, budget: int,
-                 attempts: int, seed: int):
+                 attempts: int, seed: int, semantics: str):
         self.model, self.rules, self.s_max = model, rules, s_max
+        self.semantics = semantics
         self.budget, self.attempts, self.seed = budget, attempts, seed
         self.allowed = allowed_groups(model, rules)
         self.trials: list[Trial] = []
@@ -190,7 +196,7 @@ class _Run:
                 else:
                     violations = more
             if not violations:  # the answer is checked against every rule asked for
-                violations = verify(self.model, schedule, self.rules)
+                violations = verify(self.model, schedule, self.rules, self.semantics)
             self._record(I, label, placed.steps, str(violations[0]) if violations else None)
             if not violations:
                 return schedule
@@ -203,7 +209,8 @@ class _Run:
         """The schedule with tight L, and its violations of the rules the modulo scheduler does
         not ensure by construction (those over Q's lifetimes); `at` verifies all before use."""
         s = Schedule.tight(self.model, I, start, group)
-        return s, verify(self.model, s, [r for r in self.rules if r not in BY_CONSTRUCTION])
+        return s, verify(self.model, s, [r for r in self.rules if r not in BY_CONSTRUCTION],
+                         self.semantics)
 
     def summary(self, b: Bounds) -> str:
         """Why the run found nothing: the last reason at the last I tried."""

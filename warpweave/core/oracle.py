@@ -14,10 +14,13 @@ placed ops: the sub-model with those ops and the edges among them.  Every rule o
 is hereditary under that restriction - a valid schedule stays valid when ops and their edges are
 removed: dependences, spills, reservations, completions and warp rules only lose terms; a value's
 lifetime ends at its latest use, so with fewer uses it ends no later (with the liveness premise,
-every use issues after the value) and every live set shrinks, under memory and register limits;
-the concurrency trigger (an incoming blocking or cross-group data edge) only loses edges.  So a
-partial schedule whose restriction the verifier rejects has no valid extension, and pruning it
-loses nothing; a complete schedule is returned only if the verifier accepts it on the whole model.
+every use issues after the value), it is read after the loop only if it was before, fewer values
+enter the loop, and every live set shrinks, under memory and register limits, for every trip
+count; the concurrency trigger (an incoming blocking or cross-group data edge) only loses edges.
+So a partial schedule whose restriction the verifier rejects has no valid extension, and pruning
+it loses nothing; a complete schedule is returned only if the verifier accepts it on the whole
+model.  A plugin's constraint prunes only if it says it is hereditary (`Constraint.hereditary`);
+otherwise it judges complete schedules only.
 Skipping start times that break a dependence to an already placed op is the same pruning, done
 before the call instead of after it.
 """
@@ -29,10 +32,10 @@ from collections.abc import Collection
 import attrs
 
 from warpweave.core.model import Model
-from warpweave.core.schedule import Schedule, straight_line
-from warpweave.core.verify import RULES
+from warpweave.core.schedule import Schedule
+from warpweave.core.verify import check_semantics, rule_objects
 
-# The verifier's rules, the quick ones first: a candidate is rejected at its first violation.
+# The built-in rules, the quick ones first: a candidate is rejected at its first violation.
 CHEAP_FIRST = ("warp_uniqueness", "variable_latency", "completion", "dependence",
                "cross_warp_spill", "liveness", "capacity", "concurrency", "register_limit",
                "memory")
@@ -68,18 +71,21 @@ class Answer:
 class Oracle:
     """Exhaustive answers for one model; results are cached per `(I, L)`.
 
-    `rules` names the verifier's rules in force (default: all of DESIGN section 3; each is
-    hereditary on its own, so any subset prunes soundly).  `budget` bounds the number of
-    candidate schedules judged over the oracle's lifetime (None: no bound); past it,
-    `OracleBudget` is raised.
+    `rules` are the rules in force: names in the constraint registry or constraint objects
+    (default: every registered constraint, plugins included).  The hereditary ones prune partial
+    placements (any subset prunes soundly); the others judge complete schedules.  `budget`
+    bounds the number of candidate schedules judged over the oracle's lifetime (None: no
+    bound); past it, `OracleBudget` is raised.  `semantics` as for `verify`.
     """
 
     def __init__(self, model: Model, budget: int | None = None,
-                 rules: Collection[str] | None = None):
-        unknown = set(rules or ()) - set(RULES)
-        if unknown:
-            raise ValueError(f"the oracle knows only the verifier's rules, not {sorted(unknown)}")
-        self.rules = [r for r in CHEAP_FIRST if rules is None or r in rules]
+                 rules: Collection | None = None, semantics: str = "loop"):
+        chosen = rule_objects(rules)
+        rank = {name: k for k, name in enumerate(CHEAP_FIRST)}
+        chosen.sort(key=lambda c: rank.get(c.name, len(rank)))
+        self.pruning = [c for c in chosen if c.hereditary]
+        self.final = [c for c in chosen if not c.hereditary]
+        self.semantics = check_semantics(semantics)
         self.model = model
         self.budget = budget
         self.calls = 0
@@ -161,8 +167,8 @@ class Oracle:
             raise OracleBudget(f"more than {self.budget} candidate schedules")
         sub = self._prefix[k]
         schedule = Schedule(sub.name, I, L, start, group)
-        q = straight_line(sub, schedule)
-        return not any(RULES[name](sub, schedule, q) for name in self.rules)
+        rules = self.pruning + (self.final if k + 1 == len(self._order) else [])
+        return not any(c.check(sub, schedule, semantics=self.semantics) for c in rules)
 
 
 def _placement_order(model: Model) -> list[str]:

@@ -1,9 +1,14 @@
-"""A modulo schedule (I, L, start times, warp-group assignment) and its straight-line program Q.
+"""A modulo schedule (I, L, start times, warp-group assignment) and its straight-line programs.
 
-Q (DESIGN section 3) overlaps S = ceil(L / I) copies of the schedule, copy i shifted by i*I; it
-has length T = (S-1)*I + L.  Each instance (v, i) issues at tau = M(v) + i*I and its result is
-live over [tau, end): end is the latest issue of a data use inside Q, T + 1 when some use lies
-beyond Q, and tau itself when the value has no data use.
+The pipelined loop of n >= 1 iterations is the straight-line program Q_n (DESIGN section 3): n
+copies of the schedule, copy i shifted by i*I, of length T_n = (n-1)*I + L.  Each instance (v, i)
+issues at tau = M(v) + i*I and its result is live over [tau, end): end is the latest issue of a
+data use inside Q_n, T_n + 1 when some use lies beyond it (read after the loop), and tau itself
+when the value has no data use.  A value that enters the loop - iteration j < 0, read at distance
+delta by the copies i = j + delta >= 0, like an accumulator's initial value - is an instance with
+a negative copy number, live from t = 0 until its last read.
+
+The paper's Q is Q_S with S = ceil(L / I) and no entering values (`paper_q`).
 """
 
 from __future__ import annotations
@@ -42,12 +47,17 @@ class Schedule:
 
 @attrs.frozen
 class Instance:
-    """Copy `copy` of op `op` in Q: issued at `issue`, its result live over [issue, end)."""
+    """Copy `copy` of op `op` in Q: issued at `issue`, its result live over [issue, end).  A
+    negative copy is a value entering the loop: never issued in Q, live from `issue` = 0."""
 
     op: str
     copy: int
     issue: int
     end: int
+
+    @property
+    def entering(self) -> bool:
+        return self.copy < 0
 
     def live_at(self, t: int) -> bool:
         return self.issue <= t < self.end
@@ -55,13 +65,15 @@ class Instance:
 
 @attrs.frozen
 class Program:
-    """The straight-line program Q of a schedule."""
+    """A straight-line program Q_n of a schedule: `n` copies (`S` = ceil(L / I) is the schedule's
+    stage count), horizon `T` = T_n, the instances of the copies and the entering values."""
 
     I: int  # noqa: E741
     L: int
     S: int
     T: int
     instances: tuple[Instance, ...]
+    n: int = 0
     _index: dict[tuple[str, int], Instance] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
@@ -74,17 +86,32 @@ class Program:
         return [x for x in self.instances if x.live_at(t)]
 
 
-def straight_line(model: Model, schedule: Schedule) -> Program:
-    """Build Q from a schedule: S copies, issue times, lifetimes by DESIGN rule 4."""
+def max_distance(model: Model, v: str) -> int:
+    """The largest iteration distance of a data edge out of v (0 if none): copy i's value is
+    read after the loop Q_n when i + max_distance >= n, and copies j in [-max_distance, -1] of v
+    enter the loop."""
+    return max((e.distance for e in model.out_edges(v) if e.is_data), default=0)
+
+
+def loop_program(model: Model, schedule: Schedule, n: int, entering: bool = True) -> Program:
+    """Q_n: copies 0..n-1 issued at M(v) + i*I, lifetimes by DESIGN rule 4, and (unless
+    `entering` is False) the values entering the loop, live from t = 0 until their last read."""
     I, L = schedule.I, schedule.L  # noqa: E741
-    S = -(-L // I)
-    T = (S - 1) * I + L
-    tau = {(v, i): schedule.start[v] + i * I for v in model.op_names for i in range(S)}
+    T = (n - 1) * I + L
+    M = schedule.start
     instances = []
     for v in model.op_names:
         uses = [e for e in model.out_edges(v) if e.is_data]
-        for i in range(S):
-            ends = [tau[(e.dst, i + e.distance)] if i + e.distance < S else T + 1 for e in uses]
-            instances.append(Instance(v, i, tau[(v, i)], max(ends, default=tau[(v, i)])))
-    return Program(I, L, S, T, tuple(instances))
+        first = -max_distance(model, v) if entering else 0
+        for i in range(first, n):
+            reads = [e for e in uses if i + e.distance >= 0]
+            ends = [M[e.dst] + (i + e.distance) * I if i + e.distance < n else T + 1
+                    for e in reads]
+            issue = M[v] + i * I if i >= 0 else 0
+            instances.append(Instance(v, i, issue, max(ends, default=issue)))
+    return Program(I, L, -(-L // I), T, tuple(instances), n)
 
+
+def straight_line(model: Model, schedule: Schedule) -> Program:
+    """The paper's Q: Q_S with S = ceil(L / I) copies and no entering values."""
+    return loop_program(model, schedule, schedule.stages, entering=False)

@@ -43,6 +43,7 @@ from warpweave.core.model import Model
 from warpweave.core.registry import CONSTRAINTS, ENCODINGS
 from warpweave.core.registry import backend as make_backend
 from warpweave.core.schedule import Schedule
+from warpweave.core.verify import check_semantics
 
 MODULO_ONLY = ("dependence", "capacity", "completion")  # Algorithm 1, phase 1
 TIE_BREAKERS = ("groups", "cross_edges", "register_peak")
@@ -211,8 +212,9 @@ class _Solver:
     """Builds and solves one (I, S) problem; verifies what comes back."""
 
     def __init__(self, model: Model, backend: str, encoding: str, seed: int,
-                 bug_dir: Path | None, isolate: bool = True):
+                 bug_dir: Path | None, isolate: bool = True, semantics: str = "loop"):
         self.model = model
+        self.semantics = semantics
         self.backend = make_backend(backend, seed=seed)
         self.encoding = ENCODINGS.get(encoding)
         self.how = f"{self.backend.spec}/{encoding}"
@@ -222,8 +224,10 @@ class _Solver:
     def view(self, I: int, S: int, cons: Sequence[Constraint], min_length: int,  # noqa: E741
              interval: tuple[int, int] | None = None):
         if interval is None:
-            return self.encoding(self.model, I, S, cons, min_length=min_length)
-        return self.encoding(self.model, I, S, cons, min_length=min_length, interval=interval)
+            return self.encoding(self.model, I, S, cons, min_length=min_length,
+                                 semantics=self.semantics)
+        return self.encoding(self.model, I, S, cons, min_length=min_length,
+                             semantics=self.semantics, interval=interval)
 
     def solve(self, view, cons: Sequence[Constraint], limit: float | None):
         """(result, verified schedule or None)."""
@@ -234,7 +238,8 @@ class _Solver:
         if not result.status.has_solution:
             return result, None
         schedule = view.decode(result.values)
-        violations = [v for c in cons for v in c.check(self.model, schedule)]
+        violations = [v for c in cons
+                      for v in c.check(self.model, schedule, semantics=self.semantics)]
         if violations:
             raise SearchBug(self._report(view, schedule, violations))
         return result, schedule
@@ -261,11 +266,13 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
            paper: bool = False, tie_breakers: Sequence[str] = (), seed: int = 0,
            progress: Callable[[Attempt], None] | None = None,
            bug_dir: Path | None = None, strategy: str = "sweep",
-           isolate: bool = True) -> Outcome:
+           isolate: bool = True, semantics: str = "loop") -> Outcome:
     """Find an optimal schedule of `model` (see the module docstring).  `strategy` is `sweep`
     (one problem per I and stage count) or `minimize` (I a variable: one problem per stage
     count; needs an encoding that takes I as a variable).  With `isolate` every solver call runs
-    in a child process (hard time limits, prompt Ctrl-C, contained crashes; ~20-40 ms each)."""
+    in a child process (hard time limits, prompt Ctrl-C, contained crashes; ~20-40 ms each).
+    `semantics`: "loop" (DESIGN section 3: every trip count) or "paper-q" (the paper's Q_S)."""
+    check_semantics(semantics)
     if strategy not in ("sweep", "minimize"):
         raise InputError("must be sweep or minimize", ("--search",), strategy)
     if strategy == "minimize" and paper:
@@ -277,7 +284,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     for t in tie_breakers:
         if t not in TIE_BREAKERS:
             raise InputError(f"unknown tie-breaker (known: {', '.join(TIE_BREAKERS)})", value=t)
-    solver = _Solver(model, backend, encoding, seed, bug_dir, isolate)
+    solver = _Solver(model, backend, encoding, seed, bug_dir, isolate, semantics)
     if strategy == "minimize" and not getattr(solver.encoding, "variable_interval", False):
         raise InputError("this encoding needs a fixed I; the minimize search takes I as a "
                          "variable: use --encoding integer", ("--encoding",), encoding)
@@ -368,14 +375,15 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
 def decide(model: Model, I: int, *, backend: str = "cpsat",  # noqa: E741
            encoding: str = "compact", constraints: Sequence[Constraint] | None = None,
            max_stages: int | None = None, solve_limit: float | None = None,
-           seed: int = 0, isolate: bool = True) -> tuple[str, Schedule | None]:
+           seed: int = 0, isolate: bool = True, semantics: str = "loop"
+           ) -> tuple[str, Schedule | None]:
     """One initiation interval only: ("feasible", the shortest schedule of the first feasible
     stage count), ("infeasible", None) when every S <= max_stages was shown infeasible, else
     ("unknown", None).  For questions about a known optimum (is it still reachable with a shape
     imposed?) without searching every I below it again."""
     cons = list(constraints) if constraints is not None else constraint_set()
     b = bounds(model, {c.name for c in cons})
-    solver = _Solver(model, backend, encoding, seed, None, isolate)
+    solver = _Solver(model, backend, encoding, seed, None, isolate, check_semantics(semantics))
     proven = True
     for S in range(max(1, -(-b.min_length // I)), (max_stages or b.default_max_stages()) + 1):
         result, schedule = solver.solve(solver.view(I, S, cons, b.min_length), cons, solve_limit)
@@ -566,8 +574,9 @@ def _objective(view, name: str) -> list:
                     p.add_clause([same, cross])
                     terms.append((1, cross))
         return terms
-    peak = p.int("register_peak", 0, sum(op.regs for op in model.ops) * view.S)
-    weights = {(op.name, i): op.regs for op in model.ops for i in range(view.S) if op.regs}
+    copies = max(len(values) for values in view.programs()) if view.programs() else 0
+    peak = p.int("register_peak", 0, sum(op.regs for op in model.ops) * max(1, copies))
+    weights = {op.name: op.regs for op in model.ops if op.regs}
     for g in model.machine.warp_groups:
         view.limit_live(weights, peak, group=g.name)
     return [(1, peak)]

@@ -1,8 +1,16 @@
 """The verifier: DESIGN section 3 stated on a concrete schedule, one function per rule.
 
 This module is the definition of a valid schedule.  It shares no code with anything that builds
-solver constraints: it reads the model, the schedule and the straight-line program Q, and reports
-each violation with a witness (rule, ops and copies, cycle or slot, amount against the limit).
+solver constraints: it reads the model, the schedule and the straight-line programs Q_n, and
+reports each violation with a witness (rule, ops, instances - iteration numbers, negative for
+values entering the loop -, trip count, cycle or slot, amount against the limit).
+
+Two semantics (`SEMANTICS`): "loop", the default and the contract, checks the limits on the loop
+Q_n for every trip count n >= 1 (`loop_programs` says why finitely many n suffice); "paper-q" is
+the Twill paper's letter, the limits on Q_S only and no entering values, kept so that the
+difference can be shown.  The rules themselves are the constraint registry's: `verify` asks
+every registered constraint (plugins included) for its `check`; the built-in constraints' checks
+are the functions below.
 """
 
 from __future__ import annotations
@@ -12,8 +20,12 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
+from warpweave.core.errors import InputError
 from warpweave.core.model import Model
-from warpweave.core.schedule import Instance, Program, Schedule, straight_line
+from warpweave.core.registry import CONSTRAINTS
+from warpweave.core.schedule import Instance, Program, Schedule, loop_program, straight_line
+
+SEMANTICS = ("loop", "paper-q")
 
 
 @attrs.frozen
@@ -29,6 +41,7 @@ class Violation:
     resource: str | None = None
     amount: int | None = None
     limit: int | None = None
+    trip_count: int | None = None   # the n of the program Q_n the witness lives in
 
     def to_dict(self) -> dict:
         d = attrs.asdict(self, filter=lambda a, v: v not in (None, ()))
@@ -42,14 +55,53 @@ class Violation:
         return f"{self.rule}: {self.message}"
 
 
-Rule = Callable[[Model, Schedule, Program], list[Violation]]
+Rule = Callable[[Model, Schedule, str], list[Violation]]
 
 
 def _inst(x: Instance) -> str:
     return f"{x.op}#{x.copy}"
 
 
-def check_dependence(model: Model, s: Schedule, q: Program) -> list[Violation]:
+def check_semantics(semantics: str) -> str:
+    if semantics not in SEMANTICS:
+        raise InputError(f"unknown semantics (known: {', '.join(SEMANTICS)})",
+                         ("--semantics",), semantics)
+    return semantics
+
+
+def loop_programs(model: Model, s: Schedule, semantics: str = "loop") -> list[Program]:
+    """The programs on which rules 4, 5 and 8 must hold: Q_1 .. Q_S with the entering values for
+    the loop (S = ceil(L / I)), or Q_S alone, without them, for the paper's letter.
+
+    Why Q_1 .. Q_S cover every trip count.  Write W_n(t) for the live weight (of one memory, or
+    of one group's registers) at cycle t of Q_n, and P = max(L, I).
+    (a) For n >= 2 and t >= P: W_n(t) <= W_{n-1}(t - I).  Map instance (v, i) of Q_n to
+        (v, i - 1) of Q_{n-1}: issue, uses and "read after the loop" (i + delta >= n iff
+        i - 1 + delta >= n - 1) all shift by one copy, so the lifetime shifts by exactly I.
+        Copy 0 live at t >= P >= L outlives every distance-0 use (those issue before L), so it
+        has a use at distance >= 1 or is read after the loop: its image (v, -1) enters Q_{n-1}
+        and is live from 0 to beyond t - I.  An entering value (v, j) live at t >= L is read at
+        some copy j + delta >= 1, so (v, j - 1) enters Q_{n-1} and is live at t - I.  The map
+        is injective and keeps op, group and weight.
+    (b) For n >= S and t < P: W_n(t) <= W_S(t).  Only copies i < S issue before P <= S*I, and
+        all exist in both; a copy or entering value is read after the loop of Q_n only if it is
+        read after that of Q_S (i + delta >= n >= S), and then it is live to the end of Q_S's
+        horizon, which lies beyond P (T_S + 1 > P): its lifetime in Q_n within [0, P) is
+        contained in its lifetime in Q_S.
+    (c) W_1(L) <= W_1(L - 1): at T_1 = L only values read after the loop are live, and each
+        was issued before L.
+    From (a), any (n, t) with t >= P reduces to (n - 1, t - I), until t < P or n = 1 (where
+    t <= T_1 = L <= P, and (c) covers t = L = P); from (b), every (n, t) with t < P is covered
+    by Q_min(n, S).  So the largest live weight over every trip count is the largest over
+    Q_1 .. Q_S, and these are what is checked.  tests/test_verify_loop.py checks the bound
+    against many more trip counts.
+    """
+    if check_semantics(semantics) == "paper-q":
+        return [straight_line(model, s)]
+    return [loop_program(model, s, n) for n in range(1, s.stages + 1)]
+
+
+def check_dependence(model: Model, s: Schedule, semantics: str = "loop") -> list[Violation]:
     """Rule 1 without spill: M(v) + delta*I >= M(u) + d for every edge."""
     out = []
     for e in model.edges:
@@ -63,7 +115,8 @@ def check_dependence(model: Model, s: Schedule, q: Program) -> list[Violation]:
     return out
 
 
-def check_cross_warp_spill(model: Model, s: Schedule, q: Program) -> list[Violation]:
+def check_cross_warp_spill(model: Model, s: Schedule, semantics: str = "loop"
+                           ) -> list[Violation]:
     """Rule 1's spill term: a data edge between groups also waits spill_cost(src)."""
     out = []
     for e in model.edges:
@@ -82,8 +135,9 @@ def check_cross_warp_spill(model: Model, s: Schedule, q: Program) -> list[Violat
     return out
 
 
-def check_capacity(model: Model, s: Schedule, q: Program) -> list[Violation]:
-    """Rule 2: for every unit and modular slot, the reservations fit the capacity."""
+def check_capacity(model: Model, s: Schedule, semantics: str = "loop") -> list[Violation]:
+    """Rule 2: for every unit and modular slot, the reservations fit the capacity (an op longer
+    than I meets its own other copies in a slot: each of its rows counts)."""
     table: dict[tuple[str, int], list[tuple[str, int, int]]] = defaultdict(list)
     for op in model.ops:
         for c, unit, count in op.usage():
@@ -102,26 +156,27 @@ def check_capacity(model: Model, s: Schedule, q: Program) -> list[Violation]:
     return out
 
 
-def check_completion(model: Model, s: Schedule, q: Program) -> list[Violation]:
+def check_completion(model: Model, s: Schedule, semantics: str = "loop") -> list[Violation]:
     """Rule 3: every op completes within the length L."""
     return [Violation("completion", f"{op.name} ends at {s.start[op.name] + op.cycles} > L={s.L}",
                       ops=(op.name,), cycle=s.start[op.name] + op.cycles, limit=s.L)
             for op in model.ops if s.start[op.name] + op.cycles > s.L]
 
 
-def check_liveness(model: Model, s: Schedule, q: Program) -> list[Violation]:
-    """Rule 4's premise: no data use of an instance issues before the instance itself."""
+def check_liveness(model: Model, s: Schedule, semantics: str = "loop") -> list[Violation]:
+    """Rule 4's premise: no data use of an instance issues before the instance itself - on the
+    loop, for every data edge (its reader exists once n > distance); on Q_S, for the edges whose
+    reader lies inside Q_S."""
     out = []
     for e in model.edges:
-        if not e.is_data:
+        if not e.is_data or (semantics == "paper-q" and e.distance >= s.stages):
             continue
-        for i in range(q.S - e.distance):
-            x, use = q.instance(e.src, i), q.instance(e.dst, i + e.distance)
-            if use.issue < x.issue:
-                out.append(Violation(
-                    "liveness", f"{_inst(use)} at {use.issue} uses {_inst(x)} issued at {x.issue}",
-                    ops=(e.src, e.dst), instances=((x.op, x.copy), (use.op, use.copy)),
-                    cycle=use.issue))
+        issue, use = s.start[e.src], s.start[e.dst] + e.distance * s.I
+        if use < issue:
+            out.append(Violation(
+                "liveness", f"{e.dst}#{e.distance} at {use} uses {e.src}#0 issued at {issue}",
+                ops=(e.src, e.dst), instances=((e.src, 0), (e.dst, e.distance)), cycle=use,
+                trip_count=e.distance + 1))
     return out
 
 
@@ -135,42 +190,54 @@ def _event_times(q: Program) -> list[int]:
     return sorted(t for t in times if 0 <= t <= q.T)
 
 
-def _peak_checks(rule: str, kind: str, q: Program, pools: Iterable[tuple[str, int]],
+def _peak_checks(rule: str, kind: str, programs: list[Program],
+                 pools: Iterable[tuple[str, int]],
                  weight: Callable[[str, Instance], int]) -> list[Violation]:
-    """For each pool (memory or group): the first cycle where live weight exceeds the limit."""
+    """For each pool (memory or group): the first program and cycle at which the live weight
+    exceeds the limit."""
     out = []
-    times = _event_times(q)
     for pool, limit in pools:
-        held = [x for x in q.instances if weight(pool, x) > 0 and x.end > x.issue]
-        for t in times:
-            live = [x for x in held if x.live_at(t)]
-            amount = sum(weight(pool, x) for x in live)
-            if amount > limit:
-                out.append(Violation(
-                    rule, f"{kind} {pool} at cycle {t}: {amount} > {limit} "
-                    f"({', '.join(_inst(x) for x in live)})",
-                    ops=tuple(dict.fromkeys(x.op for x in live)),
-                    instances=tuple((x.op, x.copy) for x in live), cycle=t, resource=pool,
-                    amount=amount, limit=limit))
-                break
+        for q in programs:
+            held = [x for x in q.instances if weight(pool, x) > 0 and x.end > x.issue]
+            if sum(weight(pool, x) for x in held) <= limit:
+                continue
+            over = None
+            for t in _event_times(q):
+                live = [x for x in held if x.live_at(t)]
+                amount = sum(weight(pool, x) for x in live)
+                if amount > limit:
+                    over = (t, live, amount)
+                    break
+            if over is None:
+                continue
+            t, live, amount = over
+            out.append(Violation(
+                rule, f"{kind} {pool} at cycle {t} of Q_{q.n}: {amount} > {limit} "
+                f"({', '.join(_inst(x) for x in live)})",
+                ops=tuple(dict.fromkeys(x.op for x in live)),
+                instances=tuple((x.op, x.copy) for x in live), cycle=t, resource=pool,
+                amount=amount, limit=limit, trip_count=q.n))
+            break
     return out
 
 
-def check_memory(model: Model, s: Schedule, q: Program) -> list[Violation]:
-    """Rule 5: live footprints fit every memory at every cycle of Q."""
-    return _peak_checks("memory", "memory", q,
+def check_memory(model: Model, s: Schedule, semantics: str = "loop") -> list[Violation]:
+    """Rule 5: live footprints fit every memory at every cycle of Q_n, for every n."""
+    return _peak_checks("memory", "memory", loop_programs(model, s, semantics),
                         [(m.name, m.capacity) for m in model.machine.memories],
                         lambda mem, x: model.op(x.op).footprint_in(mem))
 
 
-def check_register_limit(model: Model, s: Schedule, q: Program) -> list[Violation]:
-    """Rule 8: live registers of the ops on each group fit its per-thread limit."""
-    return _peak_checks("register_limit", "group", q,
+def check_register_limit(model: Model, s: Schedule, semantics: str = "loop") -> list[Violation]:
+    """Rule 8: live registers of the values on each group fit its per-thread limit at every
+    cycle of Q_n, for every n."""
+    return _peak_checks("register_limit", "group", loop_programs(model, s, semantics),
                         [(g.name, g.reg_limit) for g in model.machine.warp_groups],
                         lambda g, x: model.op(x.op).regs if s.group[x.op] == g else 0)
 
 
-def check_warp_uniqueness(model: Model, s: Schedule, q: Program) -> list[Violation]:
+def check_warp_uniqueness(model: Model, s: Schedule, semantics: str = "loop"
+                          ) -> list[Violation]:
     """Rule 6: each op on exactly one existing group, which has at least warps(v) warps."""
     out = []
     for op in model.ops:
@@ -182,7 +249,8 @@ def check_warp_uniqueness(model: Model, s: Schedule, q: Program) -> list[Violati
     return out
 
 
-def check_variable_latency(model: Model, s: Schedule, q: Program) -> list[Violation]:
+def check_variable_latency(model: Model, s: Schedule, semantics: str = "loop"
+                           ) -> list[Violation]:
     """Rule 7: exactly the variable-latency ops run on the variable-latency group."""
     vl = model.machine.variable_latency_group
     if vl is None:
@@ -201,12 +269,23 @@ def check_variable_latency(model: Model, s: Schedule, q: Program) -> list[Violat
     return out
 
 
-def check_concurrency(model: Model, s: Schedule, q: Program) -> list[Violation]:
-    """Rule 9: an instance that blocks on a sync starts when no other one occupies its group."""
+def _overlapping_distances(s: Schedule, v: str, o: str, occupancy: int,
+                           semantics: str) -> list[int]:
+    """The copy distances k = i - i' at which copy i of v issues while copy i' of o occupies its
+    first `occupancy` cycles: 0 <= M(v) - M(o) + k*I < occupancy (k != 0 for o = v).  On the
+    loop every k is met by some trip count (n = |k| + 1); on Q_S only |k| < S."""
+    d = s.start[v] - s.start[o]
+    first = -(d // s.I)                          # the least k with d + k*I >= 0
+    ks = range(first, first + -(-(occupancy - (d + first * s.I)) // s.I))
+    return [k for k in ks if (k or v != o)
+            and (semantics == "loop" or abs(k) < s.stages)]
+
+
+def check_concurrency(model: Model, s: Schedule, semantics: str = "loop") -> list[Violation]:
+    """Rule 9: an instance that blocks on a sync starts when no other instance of Q_n occupies
+    its group, for every n (modulo I on the loop: an op that occupies its group longer than I
+    meets copies of itself and others more than S - 1 iterations away)."""
     out = []
-    by_group: dict[str, list[Instance]] = defaultdict(list)
-    for x in q.instances:
-        by_group[s.group[x.op]].append(x)
     for op in model.ops:
         incoming = model.in_edges(op.name)
         why = [e for e in incoming if e.blocking] or \
@@ -215,43 +294,45 @@ def check_concurrency(model: Model, s: Schedule, q: Program) -> list[Violation]:
             continue
         g = s.group[op.name]
         reason = "a blocking edge" if why[0].blocking else f"a cross-group read of {why[0].src}"
-        for i in range(q.S):
-            me = q.instance(op.name, i)
-            for o in by_group[g]:
-                if (o.op, o.copy) == (me.op, me.copy):
-                    continue
-                occ = 1 if model.op(o.op).is_async else model.op(o.op).cycles
-                if o.issue <= me.issue < o.issue + occ:
-                    out.append(Violation(
-                        "concurrency",
-                        f"{_inst(me)} waits on {reason} at cycle {me.issue} while {_inst(o)} "
-                        f"occupies group {g} over [{o.issue}, {o.issue + occ})",
-                        ops=(op.name, o.op), instances=((me.op, me.copy), (o.op, o.copy)),
-                        cycle=me.issue, resource=g))
+        for other in model.ops:
+            if s.group[other.name] != g:
+                continue
+            occ = 1 if other.is_async else other.cycles
+            for k in _overlapping_distances(s, op.name, other.name, occ, semantics)[:1]:
+                i, j = max(k, 0), max(k, 0) - k
+                at, since = s.start[op.name] + i * s.I, s.start[other.name] + j * s.I
+                out.append(Violation(
+                    "concurrency",
+                    f"{op.name}#{i} waits on {reason} at cycle {at} of Q_{max(i, j) + 1} while "
+                    f"{other.name}#{j} occupies group {g} over [{since}, {since + occ})",
+                    ops=(op.name, other.name), instances=((op.name, i), (other.name, j)),
+                    cycle=at, resource=g, trip_count=max(i, j) + 1))
     return out
 
 
-RULES: dict[str, Rule] = {
-    "dependence": check_dependence,
-    "cross_warp_spill": check_cross_warp_spill,
-    "capacity": check_capacity,
-    "completion": check_completion,
-    "liveness": check_liveness,
-    "memory": check_memory,
-    "warp_uniqueness": check_warp_uniqueness,
-    "variable_latency": check_variable_latency,
-    "register_limit": check_register_limit,
-    "concurrency": check_concurrency,
-}
-
-
-def verify(model: Model, schedule: Schedule, rules: Iterable[str] | None = None) -> list[Violation]:
+def verify(model: Model, schedule: Schedule, rules: Iterable | None = None,
+           semantics: str = "loop") -> list[Violation]:
     """All violations of `schedule` against `model` (empty when valid), rule by rule.
 
+    `rules`: the constraints to check - names in the constraint registry or constraint objects;
+    default every registered one (DESIGN rule 10: a plugin's constraint is part of validity).
     The schedule must name every op and only known groups (see `formats.check_schedule`).
     """
-    q = straight_line(model, schedule)
+    check_semantics(semantics)
     out: list[Violation] = []
-    for name in (rules if rules is not None else RULES):
-        out.extend(RULES[name](model, schedule, q))
+    for c in rule_objects(rules):
+        out.extend(c.check(model, schedule, semantics=semantics))
+    return out
+
+
+def rule_objects(rules: Iterable | None = None) -> list:
+    """Constraint objects for `rules` (names or objects; default: every registered one)."""
+    names = CONSTRAINTS.names()
+    out = []
+    for r in (names if rules is None else rules):
+        if isinstance(r, str):
+            if r not in names:
+                raise InputError(f"unknown rule (known: {', '.join(names)})", value=r)
+            r = CONSTRAINTS.get(r)()
+        out.append(r)
     return out

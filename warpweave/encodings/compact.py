@@ -4,8 +4,9 @@ Each op v has literals y[v, t] = (M(v) <= t) over its start window, chained y[t]
 needs no variables of its own since tau(v, i) = M(v) + i*I.  Start literals s[v, t] = y[t] & ~y[t-1]
 and slot literals m[v, k] = (M(v) mod I = k) are defined exactly from them.  A gap
 M(v) - M(u) >= g is one clause per start value of u; capacity is stated on the I modular slots;
-the lifetime of (v, i) at t is `issued(v, i, t) and (to_end or some use not yet issued)`, a
-literal defined exactly from order literals.  Everything is linear in the window sizes.
+the lifetime of (v, i) at t is `issued(v, i, t) and (to_end or some use not yet issued)` (a value
+entering the loop is issued from t = 0), a literal defined exactly from order literals.
+Everything is linear in the window sizes.
 """
 
 from __future__ import annotations
@@ -13,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warpweave.encodings.ir import LitOrConst
-from warpweave.encodings.view import TimeIndexed, neg
+from warpweave.encodings.view import Lifetime, TimeIndexed, neg
 
 
 class CompactEncoding(TimeIndexed):
@@ -92,11 +93,14 @@ class CompactEncoding(TimeIndexed):
                 self.problem.add_linear(terms, "<=", capacity)
 
     def live_times(self) -> range:
-        """Only the cycles from the issue of the last copy on: before (S-1)*I the live weight at
-        t is at most that at t + I.  (Instance (v, i) live at t implies (v, i+1) live at t + I:
-        it issues I later, its uses in Q are I later or lie beyond Q, keeping it live to T+1 >
-        t + I; and no instance of the last copy issues before (S-1)*I.  Same op, same group.)"""
-        return range((self.S - 1) * self.I, self.T + 1)
+        """On Q_S ("paper-q"), only the cycles from the issue of the last copy on: before
+        (S-1)*I the live weight at t is at most that at t + I.  (Instance (v, i) live at t
+        implies (v, i+1) live at t + I: it issues I later, its uses in Q are I later or lie
+        beyond Q, keeping it live to T+1 > t + I; and no instance of the last copy issues before
+        (S-1)*I.  Same op, same group.)  On the loop, the view's window."""
+        if self.semantics == "paper-q":
+            return range((self.S - 1) * self.I, self.T + 1)
+        return super().live_times()
 
     def _modular(self, v: str, k: int) -> LitOrConst:
         key = (v, k)
@@ -104,16 +108,15 @@ class CompactEncoding(TimeIndexed):
             self._slot[key] = self.disj([s for t, s in self._s[v].items() if t % self.I == k])
         return self._slot[key]
 
-    def bind_liveness(self, v: str, i: int, uses: Sequence[tuple[str, int]],
-                      to_end: bool) -> object:
-        return (tuple(uses), to_end)
+    def bind_liveness(self, x: Lifetime) -> object:
+        return x
 
-    def live_at(self, binding: object, v: str, i: int, t: int) -> LitOrConst:
-        uses, to_end = binding
-        issued = self.issued_by(v, i, t)
-        if to_end:
+    def live_at(self, binding: object, x: Lifetime, t: int) -> LitOrConst:
+        issued = True if x.copy < 0 else self.issued_by(x.op, x.copy, t)
+        if x.to_end:
             return issued
-        return self.conj([issued, self.disj([neg(self.issued_by(u, j, t)) for u, j in uses])])
+        return self.conj([issued,
+                          self.disj([neg(self.issued_by(u, j, t)) for u, j in x.uses])])
 
     # -- schedules
     def start_of(self, values, v: str) -> int:

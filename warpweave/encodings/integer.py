@@ -3,10 +3,11 @@ nothing per cycle.
 
 M(v) and L are bounded integers, so gaps and completion are linear constraints (half-reified
 where a group condition switches them).  Lifetimes are stated at events, not cycles: the live
-weight of Q is largest at the issue of some weighted instance, so each such issue is a
-checkpoint, and an instance is live there when it issued no later and some use of it issues
-after.  Precedences between instances are literals reified on the start times.  Nothing grows
-with the length of a cycle, so raw cycle counts need no normalization.
+weight of a program is largest at t = 0 or at the issue of some weighted instance, so each such
+issue is a checkpoint (and t = 0, where values enter the loop), and a value is live there when
+it issued no later (a value entering the loop: always) and some use of it issues after.
+Precedences between instances are literals reified on the start times.  Nothing grows with the
+length of a cycle, so raw cycle counts need no normalization.
 
 With `interval=(lo, hi)` the initiation interval itself is a variable in that range and the
 objective is lexicographic (I, then L): one problem per stage count decides the optimal I,
@@ -25,11 +26,11 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from warpweave.core.constraints import Constraint, uses_in_q
+from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.encodings.ir import IntVar, LitOrConst
-from warpweave.encodings.view import View, neg
+from warpweave.encodings.view import Lifetime, View, neg
 
 Terms = list[tuple[int, Any]]
 
@@ -40,13 +41,16 @@ class IntegerEncoding(View):
 
     def __init__(self, model: Model, I: int, S: int,  # noqa: E741
                  constraints: Sequence[Constraint], min_length: int = 1, symmetry: bool = True,
-                 interval: tuple[int, int] | None = None):
+                 semantics: str = "loop", interval: tuple[int, int] | None = None):
         # With a variable I, the views' fixed-I parts (start windows, L = S*I, T) use its
         # largest value: the loosest windows, valid for every I in the range.
         self.interval = interval
         self.requested_min_length = min_length
         super().__init__(model, interval[1] if interval else I, S, constraints, min_length,
-                         symmetry)
+                         symmetry, semantics)
+
+    def smallest_interval(self) -> int:
+        return self.interval[0] if self.interval else self.I
 
     def build(self) -> None:
         p = self.problem
@@ -231,7 +235,8 @@ class IntegerEncoding(View):
 
     def _covering(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
         """With I variable: at the start of every run, the runs covering that point (modulo I,
-        other copies of its own op included) hold at most `capacity`."""
+        other copies of its own op included) hold at most `capacity`.  A run longer than I
+        covers a point once per wrap: each wrap that can cover it counts on its own."""
         p = self.problem
         runs = self._runs(rows)
         for r, (vr, cr, nr, kr) in enumerate(runs):
@@ -244,11 +249,18 @@ class IntegerEncoding(View):
             for j, (vj, cj, nj, kj) in enumerate(runs):
                 if j == r:
                     continue
-                cover = p.bool(f"cover{len(p.vars)}")
                 base = [(1, self._m[vr]), (-1, self._m[vj])]
-                for q in self._wraps():  # not covered: x_r - x_j - q*I outside [0, n_j)
-                    self._outside([*base, (-q, self.i_var)], cr - cj, 0, nj, [cover])
-                terms.append((kj, cover))
+                # Run j covers the point at wrap q: x_r - x_j - q*I in [0, n_j).  At most one
+                # wrap can while n_j <= I; a longer run needs a literal per wrap.
+                once = nj <= self.interval[0]
+                cover = p.bool(f"cover{len(p.vars)}") if once else None
+                for q in self._wraps():
+                    lit = cover if once else p.bool(f"cover{len(p.vars)}")
+                    self._outside([*base, (-q, self.i_var)], cr - cj, 0, nj, [lit])
+                    if not once:
+                        terms.append((kj, lit))
+                if once:
+                    terms.append((kj, cover))
             p.add_linear(terms, "<=", capacity)
 
     def _slot(self, v: str, k: int) -> LitOrConst:
@@ -265,9 +277,13 @@ class IntegerEncoding(View):
             self._slots[v] = lits
         return self._slots[v].get(k, False)
 
-    def _precedes(self, a: tuple[str, int], b: tuple[str, int]) -> LitOrConst:
-        """tau(a) <= tau(b): M(a) - M(b) + (i_a - i_b)*I <= 0, reified (cached)."""
-        (va, ia), (vb, ib) = a, b
+    def _precedes(self, a: tuple[str, int], b: tuple[str, int] | None) -> LitOrConst:
+        """tau(a) <= tau(b): M(a) - M(b) + (i_a - i_b)*I <= 0, reified (cached); with b None,
+        tau(a) <= 0 (the checkpoint t = 0)."""
+        (va, ia) = a
+        if b is None:  # copies >= 1 issue at I >= 1 or later
+            return self._at_most(self._m[va], 0) if ia == 0 else False
+        (vb, ib) = b
         if va == vb:
             return ib >= ia
         key = (va, vb, ia - ib)
@@ -285,24 +301,34 @@ class IntegerEncoding(View):
                 self._prec[key] = x
         return self._prec[key]
 
-    def live_at_issue(self, x: tuple[str, int], c: tuple[str, int]) -> LitOrConst:
-        """Instance x is live when instance c issues (rule 4)."""
-        uses, to_end = uses_in_q(self.model, x[0], x[1], self.S)
-        later = True if to_end else self.disj([neg(self._precedes(use, c)) for use in uses])
-        return self.conj([self._precedes(x, c), later])
+    def live_at_issue(self, x: Lifetime, c: tuple[str, int] | None) -> LitOrConst:
+        """Value x is live when instance c issues (at t = 0 if c is None) (rule 4)."""
+        issued = True if x.copy < 0 else self._precedes((x.op, x.copy), c)
+        if x.to_end:
+            return issued
+        return self.conj([issued, self.disj([neg(self._precedes(use, c)) for use in x.uses])])
 
-    def limit_live(self, weights: Mapping[tuple[str, int], int], bound: Any,
+    def limit_live(self, weights: Mapping[str, int], bound: Any,
                    group: str | None = None) -> None:
         extra, rhs = self._bound_terms(bound)
-        entries = list(self._live_weights(weights, group))
-        for _, checkpoint, _ in entries:
-            terms = []
-            for w, x, cond in entries:
-                lit = self.conj([self.live_at_issue(x, checkpoint), cond])
-                if lit is not False:
-                    terms.append((w, lit))
-            if extra or sum(w for w, _ in terms) > rhs:
-                self.problem.add_linear(terms + extra, "<=", rhs)
+        stated = set()
+        for values in self.programs():
+            entries = list(self._live_weights(weights, group, values))
+            if not extra and sum(w for w, _, _ in entries) <= rhs:
+                continue
+            checkpoints = [(x.op, x.copy) for _, x, _ in entries if x.copy >= 0]
+            if any(x.copy < 0 for _, x, _ in entries):
+                checkpoints.append(None)
+            for c in checkpoints:
+                terms = []
+                for w, x, cond in entries:
+                    lit = self.conj([self.live_at_issue(x, c), cond])
+                    if lit is not False:
+                        terms.append((w, lit))
+                key = frozenset(terms)
+                if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
+                    stated.add(key)
+                    self.problem.add_linear(terms + extra, "<=", rhs)
 
     # -- vocabulary for plugins (I fixed)
     def issued_by(self, v: str, i: int, t: int) -> LitOrConst:

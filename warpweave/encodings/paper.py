@@ -14,7 +14,13 @@ Where the paper's text is open or differs from DESIGN section 3, this encoding f
 - rules are stated on copy 0 with the distance folded into the gap (op[u,0,t] => not
   op[v,0,t'] for t' < t + d - delta*I), which CONSISTENCY makes equivalent to the paper's
   per-copy form and which also covers edges whose distance reaches beyond Q;
-- capacity is the paper's: per cycle t of Q, over all copies.
+- capacity is the paper's - per cycle t, over all copies - stated on the I cycles
+  [S*I, (S+1)*I) of a Q with one more copy (S + 1 copies, 0..S): there every row of every op
+  meets its copies (copy i of v holds row c at t = M(v) + c + i*I, and for M(v) + c < L <= S*I
+  that i lies in [0, S]), so the sums are exactly DESIGN rule 2's modular slots, and every other
+  cycle of any Q_n holds a subset of one of them.  Copy S exists for this alone;
+- liveness follows `view.programs` (the semantics): for the loop, copies 0..S-1 and the values
+  entering the loop (live[v, j, t] with j < 0, never defined, live from t = 0).
 The statements are pairwise (quadratic in the window sizes), as in the paper.
 """
 
@@ -23,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warpweave.encodings.ir import LitOrConst
-from warpweave.encodings.view import TimeIndexed, neg
+from warpweave.encodings.view import Lifetime, TimeIndexed, neg
 
 
 class PaperEncoding(TimeIndexed):
@@ -36,11 +42,11 @@ class PaperEncoding(TimeIndexed):
         for op in self.model.ops:
             v = op.name
             lo, hi = self.window[v]
-            for i in range(self.S):
+            for i in range(self.S + 1):  # copy S: for capacity (module docstring)
                 lits = {t + i * I: p.bool(f"op[{v},{i},{t + i * I}]") for t in range(lo, hi + 1)}
                 p.exactly_one(lits.values())                                       # UNIQUENESS
                 self._op[(v, i)] = lits
-            for i in range(1, self.S):
+            for i in range(1, self.S + 1):
                 for t, x in self._op[(v, 0)].items():
                     p.add_clause([~x, self._op[(v, i)][t + i * I]])               # CONSISTENCY
 
@@ -79,22 +85,24 @@ class PaperEncoding(TimeIndexed):
                     self.problem.add_clause([~x, ~y, *unless])
 
     def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
-        # CAPACITY: at every cycle t of Q, sum over copies and rows of op[v, i, t - c].
-        for t in self.times():
-            terms = [(n, self.op(v, i, t - c)) for v, c, n in rows for i in range(self.S)]
+        # CAPACITY: at every cycle t of the full window, sum over copies and rows of
+        # op[v, i, t - c].
+        for t in range(self.S * self.I, (self.S + 1) * self.I):
+            terms = [(n, self.op(v, i, t - c)) for v, c, n in rows for i in range(self.S + 1)]
             terms = [(n, x) for n, x in terms if x is not False]
             if sum(n for n, _ in terms) > capacity:
                 self.problem.add_linear(terms, "<=", capacity)
 
-    def bind_liveness(self, v: str, i: int, uses: Sequence[tuple[str, int]],
-                      to_end: bool) -> object:
-        p, T = self.problem, self.T
+    def bind_liveness(self, x: Lifetime) -> object:
+        p, T, v, i = self.problem, self.T, x.op, x.copy
         live = {t: p.bool(f"live[{v},{i},{t}]") for t in range(T + 1)}
-        p.add_clause([live[T] if to_end else ~live[T]])                               # INIT
+        p.add_clause([live[T] if x.to_end else ~live[T]])                             # INIT
         for t in range(1, T + 1):
-            now, before, defined = live[t], live[t - 1], self.op(v, i, t)
-            earlier = self.issued_by(v, i, t - 1)
-            used = [self.op(u, j, t) for u, j in uses]
+            # A value entering the loop (i < 0) is never defined in Q: it exists from t = 0.
+            now, before = live[t], live[t - 1]
+            defined = self.op(v, i, t) if i >= 0 else False
+            earlier = self.issued_by(v, i, t - 1) if i >= 0 else True
+            used = [self.op(u, j, t) for u, j in x.uses]
             p.add_clause([~now, neg(defined), ~before])                           # LIVEPROP-1
             p.add_clause([~now, defined, before])                                 # LIVEPROP-2
             for use in used:
@@ -103,7 +111,7 @@ class PaperEncoding(TimeIndexed):
             p.add_clause([now, earlier, ~before])                                 # (before def)
         return live
 
-    def live_at(self, binding: object, v: str, i: int, t: int) -> LitOrConst:
+    def live_at(self, binding: object, x: Lifetime, t: int) -> LitOrConst:
         return binding[t] if 0 <= t <= self.T else False
 
     # -- schedules

@@ -1,10 +1,19 @@
 """What the encodings share: groups, auxiliary literals, symmetry breaking, schedules in and out.
 
-An encoding is built for one (I, S): S copies in Q, lengths L in ((S-1)*I, S*I], horizon
-T = (S-1)*I + S*I.  Its constructor creates its variables and the structural constraints it needs
-(uniqueness, consistency, order chains), lets each constraint state itself through the view, and
-sets the objective: minimize L.  A solution decodes to a Schedule; a Schedule gives assumptions
-that pin it (for tests and replay), or hints that suggest it (a warm start).
+An encoding is built for one (I, S): lengths L in ((S-1)*I, S*I], S stages, horizon
+T = (S-1)*I + S*I of Q_S.  Its constructor creates its variables and the structural constraints
+it needs (uniqueness, consistency, order chains), lets each constraint state itself through the
+view, and sets the objective: minimize L.  A solution decodes to a Schedule; a Schedule gives
+assumptions that pin it (for tests and replay), or hints that suggest it (a warm start).
+
+The semantics (DESIGN section 3) decides which programs the rules over Q cover.  "loop" (the
+default): every trip count n, with the values entering the loop.  The limits on live values then
+need only Q_1 .. Q_S, and within each only the cycles before S*I: for n >= 2 and t >= max(L, I)
+the live weight of Q_n at t is at most that of Q_{n-1} at t - I, and for n >= S and t < S*I at
+most that of Q_S at t (the argument is spelled out in `core.verify.loop_programs`, which this
+module does not share code with); `programs` lists each program's values.  Rule 9 must hold for
+copies any distance apart (`overlap_distances`).  "paper-q": Q_S alone, no entering values, copies
+less than S apart - the Twill paper's letter.
 
 `View` holds what every encoding shares; `TimeIndexed` adds what the time-indexed encodings
 (compact, paper) share: the length as order literals and lifetimes as literals per cycle of Q.
@@ -15,15 +24,32 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
+import attrs
+
 from warpweave.core.bounds import start_windows
-from warpweave.core.constraints import Constraint, uses_in_q
+from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.encodings.ir import BoolVar, IntVar, LitOrConst, Problem
 
+SEMANTICS = ("loop", "paper-q")
+
 
 def neg(x: LitOrConst) -> LitOrConst:
     return (not x) if isinstance(x, bool) else ~x
+
+
+@attrs.frozen
+class Lifetime:
+    """A value a limit weighs in one program: copy `copy` of op `op` (negative: a value
+    entering the loop, live from t = 0), live until the last of its reads `uses` (op, copy) has
+    issued - or, with `to_end`, read after the program: live to its end (beyond every cycle a
+    limit is stated at)."""
+
+    op: str
+    copy: int
+    uses: tuple[tuple[str, int], ...]
+    to_end: bool
 
 
 class View:
@@ -33,8 +59,11 @@ class View:
 
     def __init__(self, model: Model, I: int, S: int,  # noqa: E741
                  constraints: Sequence[Constraint], min_length: int = 1,
-                 symmetry: bool = True):
+                 symmetry: bool = True, semantics: str = "loop"):
+        if semantics not in SEMANTICS:
+            raise ValueError(f"unknown semantics {semantics!r}")
         self.model = model
+        self.semantics = semantics
         self.I, self.S = I, S
         self.L = S * I
         self.T = (S - 1) * I + self.L
@@ -104,6 +133,49 @@ class View:
         elif lo <= 0 < hi:
             self.problem.add_clause(list(unless))
 
+    def smallest_interval(self) -> int:
+        """The least I this problem admits (I itself, unless I is a variable)."""
+        return self.I
+
+    def overlap_distances(self, occupancy: int) -> range:
+        if self.semantics == "paper-q":
+            return range(-(self.S - 1), self.S)
+        # M(v) - M(o) lies in (-L, L) (the start windows: L = S*I, the largest I if I is a
+        # variable); k*I, for I at least its least value, must bring it into [0, occupancy).
+        i_min = self.smallest_interval()
+        return range((-self.L) // i_min, -(-self.L // i_min) + -(-occupancy // i_min))
+
+    def programs(self) -> list[tuple[Lifetime, ...]]:
+        """The values of each program the limits must hold on (see the module docstring): for
+        the loop, Q_1 .. Q_S with the entering values; for "paper-q", Q_S.  Ops without a data
+        use are never live and are left out."""
+        if not hasattr(self, "_programs"):
+            loop = self.semantics == "loop"
+            out = []
+            for n in (range(1, self.S + 1) if loop else [self.S]):
+                values = []
+                for op in self.model.ops:
+                    reads = [e for e in self.model.out_edges(op.name) if e.is_data]
+                    far = max((e.distance for e in reads), default=0)
+                    for i in range(-far if loop else 0, n if reads else 0):
+                        to_end = i + far >= n
+                        uses = () if to_end else tuple(sorted(
+                            {(e.dst, i + e.distance) for e in reads if i + e.distance >= 0}))
+                        values.append(Lifetime(op.name, i, uses, to_end))
+                out.append(tuple(values))
+            self._programs = out
+        return self._programs
+
+    def _live_weights(self, weights: Mapping[str, int], group: str | None,
+                      values: Sequence[Lifetime]):
+        """(weight, value, condition) for each weighted value of a program that may be on
+        `group` (the condition: its op runs there)."""
+        for x in values:
+            w = weights.get(x.op, 0)
+            cond = True if group is None else self.on(x.op, group)
+            if w and cond is not False:
+                yield w, x, cond
+
     # -- vocabulary
     def on(self, v: str, g: str) -> BoolVar:
         return self._on[(v, g)]
@@ -151,13 +223,6 @@ class View:
                 for j, v in enumerate(ops):
                     earlier = [self.on(u, names[k - 1]) for u in ops[:j]]
                     self.problem.add_clause([~self.on(v, names[k]), *earlier])
-
-    def _live_weights(self, weights: Mapping[tuple[str, int], int], group: str | None):
-        """(weight, instance, condition) for each weighted instance that may be on `group`."""
-        for (v, i), w in weights.items():
-            cond = True if group is None else self.on(v, group)
-            if w and cond is not False:
-                yield w, (v, i), cond
 
     @staticmethod
     def _bound_terms(bound: Any) -> tuple[list, int]:
@@ -220,12 +285,11 @@ class TimeIndexed(View):
     def issued_by(self, v: str, i: int, t: int) -> LitOrConst:
         raise NotImplementedError
 
-    def bind_liveness(self, v: str, i: int, uses: Sequence[tuple[str, int]],
-                      to_end: bool) -> object:
-        """Define the lifetime of instance (v, i); return what `live_at` reads."""
+    def bind_liveness(self, x: Lifetime) -> object:
+        """Define the lifetime of value x; return what `live_at` reads."""
         raise NotImplementedError
 
-    def live_at(self, binding: object, v: str, i: int, t: int) -> LitOrConst:
+    def live_at(self, binding: object, x: Lifetime, t: int) -> LitOrConst:
         raise NotImplementedError
 
     def length_at_most(self, length: int) -> LitOrConst:
@@ -238,32 +302,38 @@ class TimeIndexed(View):
             self.problem.add_clause([neg(self.length_at_most(length)),
                                      self.issued_by(v, 0, length - cycles)])
 
-    def live(self, v: str, i: int, t: int) -> LitOrConst:
-        """Instance (v, i) is live at cycle t of Q (rule 4)."""
-        key = (v, i)
-        if key not in self._live:
-            self._live[key] = self.bind_liveness(v, i, *uses_in_q(self.model, v, i, self.S))
-        return self.live_at(self._live[key], v, i, t)
+    def live(self, x: Lifetime, t: int) -> LitOrConst:
+        """Value x is live at cycle t (rule 4)."""
+        if x not in self._live:
+            self._live[x] = self.bind_liveness(x)
+        return self.live_at(self._live[x], x, t)
 
     def times(self) -> range:
         return range(self.T + 1)
 
     def live_times(self) -> range:
-        """The cycles at which `limit_live` states its sums (every cycle of Q)."""
-        return self.times()
+        """The cycles at which `limit_live` states its sums: every cycle of Q_S for "paper-q";
+        the cycles before S*I for the loop (module docstring)."""
+        return self.times() if self.semantics == "paper-q" else range(self.L)
 
-    def limit_live(self, weights: Mapping[tuple[str, int], int], bound: Any,
+    def limit_live(self, weights: Mapping[str, int], bound: Any,
                    group: str | None = None) -> None:
         extra, rhs = self._bound_terms(bound)
-        entries = list(self._live_weights(weights, group))
-        for t in self.live_times():
-            terms = []
-            for w, (v, i), cond in entries:
-                x = self.conj([self.live(v, i, t), cond])
-                if x is not False:
-                    terms.append((w, x))
-            if extra or sum(w for w, _ in terms) > rhs:
-                self.problem.add_linear(terms + extra, "<=", rhs)
+        stated = set()
+        for values in self.programs():
+            entries = list(self._live_weights(weights, group, values))
+            if not extra and sum(w for w, _, _ in entries) <= rhs:
+                continue
+            for t in self.live_times():
+                terms = []
+                for w, x, cond in entries:
+                    lit = self.conj([self.live(x, t), cond])
+                    if lit is not False:
+                        terms.append((w, lit))
+                key = frozenset(terms)
+                if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
+                    stated.add(key)
+                    self.problem.add_linear(terms + extra, "<=", rhs)
 
     def length_of(self, values) -> int:
         return self.min_length + sum(1 for z in self._short.values() if not values[z])
