@@ -1,7 +1,8 @@
 """Hypothesis strategies for random models and schedules covering every feature of DESIGN section 3.
 
-Models are small (the tests solve them many times): 2-5 ops, 1-3 units with capacity 1-2,
-multi-row reservation tables with idle rows, data and order edges with distances 0-3 (distance-0
+Models are small (the tests solve them many times): 2-5 ops, 1-3 units with capacity 1-3, ops
+longer than I (up to twice `max_cycles`, several times the small I drawn), multi-row reservation
+tables with idle rows, data and order edges with distances 0-3 (distance-0
 edges only go forward, so no zero-distance cycle), blocking edges, variable-latency ops, 1-3 warp
 groups with different warps and register limits, registers, memory footprints against tight
 capacities, spill costs and async ops.  Everything shrinks towards the simplest model.
@@ -23,7 +24,7 @@ UNITS = ["tc", "sfu", "tma"]
 def model_docs(draw, max_ops: int = 5, max_cycles: int = 3, features: bool = True) -> dict:
     """A model document (the file format), valid by construction."""
     n_units = draw(st.integers(1, 3))
-    units = {u: draw(st.integers(1, 2)) for u in UNITS[:n_units]}
+    units = {u: draw(st.integers(1, 3)) for u in UNITS[:n_units]}
     n_groups = draw(st.integers(1, 3)) if features else 1
     groups = [{"name": f"g{k}", "warps": draw(st.sampled_from([1, 4])),
                "reg_limit": draw(st.integers(0, 12))} for k in range(n_groups)]
@@ -32,7 +33,8 @@ def model_docs(draw, max_ops: int = 5, max_cycles: int = 3, features: bool = Tru
     n_ops = draw(st.integers(2, max_ops))
     ops = []
     for k in range(n_ops):
-        cycles = draw(st.integers(1, max_cycles))
+        # Now and then an op longer than several I: it meets its own copies in a modular slot.
+        cycles = draw(st.integers(1, max_cycles) | st.integers(max_cycles + 1, 2 * max_cycles))
         op: dict = {"name": f"v{k}", "cycles": cycles}
         if draw(st.booleans()):
             op["uses"] = {draw(st.sampled_from(list(units))): 1}
@@ -124,9 +126,11 @@ def tiny_model_docs(draw, max_cycles: int = 3, require: tuple[str, ...] = (), mi
     often = st.integers(0, 3).map(bool)  # True 3 times in 4; shrinks to False
     flags = {name: name in require or draw(often if name in OFTEN else st.booleans())
              for name in ("rows", "loops", "order", "blocking", "groups", "regs", "memory",
-                          "spill", "async", "warps")}
+                          "spill", "async", "warps", "long")}
     n_units = draw(st.integers(1, 4))
     units = {f"u{k}": draw(st.integers(1, 2)) for k in range(n_units)}
+    if flags["long"]:  # ops longer than several I on a unit of capacity 3 (u0)
+        units["u0"] = 3
     n_groups = draw(st.integers(2, 3)) if flags["groups"] else 1
     groups = [{"name": f"g{k}", "warps": draw(st.sampled_from([4, 1, 2])) if flags["warps"]
                else 4} for k in range(n_groups)]
@@ -152,8 +156,11 @@ def tiny_model_docs(draw, max_cycles: int = 3, require: tuple[str, ...] = (), mi
 
 def _tiny_op(draw, k: int, units: dict[str, int], max_cycles: int, flags: dict,
              vl: str | None, most_warps: int) -> dict:
+    if flags["long"] and draw(st.booleans()):  # longer than I for every I below 4
+        op: dict = {"name": f"v{k}", "cycles": draw(st.integers(4, 5)), "uses": {"u0": 1}}
+        return _tiny_extras(draw, op, flags, vl, most_warps)
     cycles = draw(st.integers(1, max_cycles))
-    op: dict = {"name": f"v{k}", "cycles": cycles}
+    op = {"name": f"v{k}", "cycles": cycles}
     if flags["rows"] and draw(st.booleans()):
         # A reservation table: idle rows ({}), a unit held in several rows, or two instances of
         # a unit of capacity 2 in one row.
@@ -168,6 +175,11 @@ def _tiny_op(draw, k: int, units: dict[str, int], max_cycles: int, flags: dict,
         op["rrt"] = rows
     elif draw(st.integers(0, 3)):  # mostly one unit for every cycle; sometimes none
         op["uses"] = {draw(st.sampled_from(list(units))): 1}
+    return _tiny_extras(draw, op, flags, vl, most_warps)
+
+
+def _tiny_extras(draw, op: dict, flags: dict, vl: str | None, most_warps: int) -> dict:
+    """Registers, footprints, spill, async, warps and variable latency, as the flags say."""
     if flags["regs"]:
         op["regs"] = draw(st.integers(1, 4))
     if flags["memory"]:
@@ -213,7 +225,8 @@ def tiny_models(**kw) -> st.SearchStrategy[Model]:
 # strategy has every one, and the properties print how many of their models had each.
 FEATURES = (
     *(f"{n} ops" for n in range(2, 8)), *(f"{n} units" for n in range(1, 5)),
-    "a unit of capacity 2", "multi-row reservation table", "a unit in several rows",
+    "a unit of capacity 2", "a unit of capacity 3", "an op of 4+ cycles",
+    "multi-row reservation table", "a unit in several rows",
     "two of a unit in one row", "an idle row", "an op using no unit",
     "distance 1", "distance 2", "distance 3", "an explicit delay", "an order edge",
     "a blocking edge", "a variable-latency op", "2 warp groups", "3 warp groups",
@@ -232,6 +245,8 @@ def features(doc: dict) -> set[str]:
         out.add(f"{len(groups)} warp groups")
     flags = {
         "a unit of capacity 2": 2 in machine["units"].values(),
+        "a unit of capacity 3": 3 in machine["units"].values(),
+        "an op of 4+ cycles": any(op.get("cycles", 1) >= 4 for op in ops),
         "groups differ in warps": len({g.get("warps", 4) for g in groups}) > 1,
         "groups differ in reg_limit": len({g.get("reg_limit", 255) for g in groups}) > 1,
         "tight registers": sum(op.get("regs", 0) for op in ops)
@@ -282,8 +297,10 @@ def at_the_limit(draw, model: Model, schedule: Schedule, check) -> Model:
     decided by the exact live set at the peak: a value kept live a cycle too short or too long
     flips the answer."""
     n_groups, n_memories = len(model.machine.warp_groups), len(model.machine.memories)
-    high = 1 + schedule.stages * sum(op.regs + sum(op.footprint_in(m.name) for m in
-                                                   model.machine.memories) for op in model.ops)
+    # The loop holds at most S + distance copies of a value at once (with those entering it).
+    copies = schedule.stages + 1 + max((e.distance for e in model.edges), default=0)
+    high = 1 + copies * sum(op.regs + sum(op.footprint_in(m.name) for m in
+                                          model.machine.memories) for op in model.ops)
     regs, capacities = [high] * n_groups, [high] * n_memories
 
     def least(limits: list[int], k: int) -> int:

@@ -9,14 +9,15 @@ from __future__ import annotations
 
 import attrs
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
-from warpweave.core.constraints import BUILTIN, Memory, RegisterLimit
+from warpweave.core.constraints import BUILTIN, Capacity, Memory, RegisterLimit
 from warpweave.core.errors import InputError
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.registry import backend as make_backend
 from warpweave.core.schedule import Schedule
+from warpweave.encodings.integer import IntegerEncoding
 
 from .crosscheck_support import keep_counterexample
 from .strategies import at_the_limit, models, schedules
@@ -122,10 +123,42 @@ def test_all_constraints_together_accept_exactly_the_valid_schedules(encoding, d
 
 
 def test_decode_returns_what_was_pinned(fa_model):
-    from warpweave.core.schedule import Schedule
     s = Schedule("fa-simplified", 2, 4, {"S": 0, "P": 2, "O": 3}, {v: "g0" for v in "SPO"})
     cons = [c() for c in BUILTIN]
     for name in ENCODING_NAMES:
         view = ENCODINGS.get(name)(fa_model, 2, 2, cons)
         result = make_backend("sat").solve(view.problem, assumptions=view.pin(s))
         assert view.decode(result.values) == s
+
+
+class WrapsOnce(IntegerEncoding):
+    """Issue 13's bug, planted: with I a variable, another op's run covering a point counts once
+    however many times it wraps around the I slots (two 5-cycle ops on a unit of capacity 3 fit
+    I = 4)."""
+
+    def _covers_once(self, length: int) -> bool:
+        return True
+
+
+def test_the_strategies_find_the_planted_wrap_bug():
+    """The encode-vs-check property, on the strategies' models (ops longer than several I, units
+    of capacity 3), tells the planted encoding from the rule."""
+    ENCODINGS.add("wraps-once", WrapsOnce)
+
+    @st.composite
+    def cases(draw):
+        model = draw(models())
+        schedule = draw(schedules(model))
+        return model, schedule, draw(st.integers(1, schedule.I))
+
+    def disagrees(case) -> bool:
+        model, schedule, lo = case
+        return feasible_with("wraps-once", model, schedule, [Capacity()], backend="cpsat",
+                             interval=(lo, schedule.I)) == bool(Capacity().check(model, schedule))
+
+    model, schedule, _ = find(cases(), disagrees, settings=settings(
+        max_examples=3000, deadline=None, database=None, phases=[Phase.generate],
+        suppress_health_check=[HealthCheck.too_slow]))
+    assert max(op.cycles for op in model.ops) > schedule.I
+    assert not feasible_with("integer", model, schedule, [Capacity()], backend="cpsat",
+                             interval=(1, schedule.I))

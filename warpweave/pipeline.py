@@ -68,6 +68,7 @@ class Run:
     raw_violations: tuple[Violation, ...]
     comparison: str | None = None     # Algorithm 1 against the full search
     raw_bounds: Bounds | None = None  # of `raw`, in raw cycles
+    semantics: str = "loop"           # what "valid" meant (DESIGN section 3)
 
     @property
     def raw_interval(self) -> int:
@@ -76,6 +77,40 @@ class Run:
             return self.schedule.I
         scale = self.normalized.scale if self.normalized else 1
         return self.outcome.lower_bound * scale
+
+    @property
+    def raw_lower_bound(self) -> int:
+        """max(ResMII, RecMII) of the model as given, in raw cycles: no I below it is feasible
+        for any stage count."""
+        return self._raw_bounds().lower
+
+    def _raw_bounds(self) -> Bounds:
+        if self.normalized is None:
+            return self.outcome.bounds
+        return self.raw_bounds or bounds(self.raw, set(self.outcome.constraints))
+
+    def claim(self) -> dict:
+        """What was proven, stated honestly (DESIGN section 3, "Search space and optimality"):
+        `optimal` - I and L minimal in raw cycles (unqualified); `I_optimal` - I minimal in raw
+        cycles; `proven_in` - "cycles", or "units of K cycles" when the proof holds for the
+        rounded-up costs only (a raw schedule with a smaller I may exist, unless I is the raw
+        lower bound `raw_lower_bound`), or None; `stage_bound_needed` - whether some I below the answer was shown
+        infeasible only for stage counts up to `stage_bound` (every I below the lower bound is
+        infeasible for every stage count)."""
+        o, s = self.outcome, self.schedule
+        proven = o.optimal and s is not None and not self.raw_violations
+        n = self.normalized
+        at_bound = s is not None and s.I == self.raw_lower_bound
+        I_optimal = proven and (n is None or at_bound)
+        raw_min_length = self._raw_bounds().min_length
+        return {
+            "optimal": I_optimal and (n is None or s.L == raw_min_length),
+            "I_optimal": I_optimal,
+            "proven_in": None if not proven else
+            ("cycles" if n is None else f"units of {n.scale} cycles"),
+            "stage_bound": o.max_stages,
+            "stage_bound_needed": s is not None and not at_bound,
+        }
 
     @property
     def exit_status(self) -> int:
@@ -181,7 +216,7 @@ def run_solve(model: Model, options: Options = Options(),
                            for v in c.check(model, schedule, semantics=options.semantics))
     solved = norm.model if norm else model
     return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison,
-               known)
+               known, options.semantics)
 
 
 def _chosen(options: Options, strategy: str, backend: str) -> tuple[str, ...]:
@@ -205,7 +240,8 @@ def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constrai
     where = stage if known else f"{stage} (the lower bound is without RecMII)"
     outcome = Outcome.stopped(model, b, options.max_stages, backend, options.encoding, cons,
                               time.perf_counter() - started, stop, where, chosen)
-    return Run(model, model, tuple(streaming), None, outcome, None, (), raw_bounds=b)
+    return Run(model, model, tuple(streaming), None, outcome, None, (), raw_bounds=b,
+               semantics=options.semantics)
 
 
 def _compare(paper: Outcome, full: Outcome) -> str:
@@ -227,10 +263,11 @@ def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
     raw cycles.  A search in normalized units is reported beside it, under `scale`: its I, L,
     start times, lower bound and proof in units (a proof about the rounded model, which says
     nothing in raw cycles); the top-level `lower_bound` is then the raw model's max(ResMII,
-    RecMII), and `optimal` means optimal in units, as the readable report says."""
+    RecMII), and `optimal` means optimal in raw cycles (`Run.claim`: `proven_in` says "units of
+    K cycles" when the proof holds for the rounded costs only)."""
     o, s, n = run.outcome, run.schedule, run.normalized
     raw_lower = run.raw_bounds.lower if n is not None and run.raw_bounds else o.lower_bound
-    extra: dict = {"optimal": o.optimal and not run.raw_violations, "status": o.status,
+    extra: dict = {**run.claim(), "semantics": run.semantics, "status": o.status,
                    "lower_bound": raw_lower, "backend": o.backend,
                    "encoding": o.encoding, "seconds": round(o.seconds, 3),
                    "constraints": list(o.constraints),

@@ -168,7 +168,8 @@ class Planner:
     def repairs(self, group: Assignment, violations: Sequence[Violation]) -> list[
             tuple[str, Assignment]]:
         """Assignments that move one op away from a violation's witness (registers, group
-        concurrency), most promising first."""
+        concurrency, or any other rule - a plugin's - whose witness names a group), most
+        promising first."""
         out = []
         for v in violations:
             if v.rule == "register_limit":
@@ -180,6 +181,10 @@ class Planner:
                 waiter, other = v.ops[0], v.ops[-1]
                 for o in (other, waiter):
                     if len(self.allowed[o]) > 1:
+                        out.append((f"move {o} off {v.resource}", self._move(group, o, v.resource)))
+            elif v.resource in self.groups:
+                for o in v.ops:
+                    if group.get(o) == v.resource and len(self.allowed[o]) > 1:
                         out.append((f"move {o} off {v.resource}", self._move(group, o, v.resource)))
         return out
 

@@ -36,7 +36,9 @@ _SCHEDULE_KEYS = {"format", "model", "I", "L", "start", "group"}
 SCHEDULE_EXTRA_KEYS = {"stage", "cycle", "optimal", "lower_bound", "proof", "stages", "buffers",
                        "backend",
                        "encoding", "seconds", "scale", "status", "streaming", "paper_search",
-                       "tie_breakers", "constraints", "notes", "machine", "heuristic"}
+                       "tie_breakers", "constraints", "notes", "machine", "heuristic",
+                       "I_optimal", "proven_in", "stage_bound",
+                       "stage_bound_needed", "semantics"}
 
 
 # ---------------------------------------------------------------------------------------------

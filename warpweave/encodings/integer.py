@@ -252,7 +252,7 @@ class IntegerEncoding(View):
                 base = [(1, self._m[vr]), (-1, self._m[vj])]
                 # Run j covers the point at wrap q: x_r - x_j - q*I in [0, n_j).  At most one
                 # wrap can while n_j <= I; a longer run needs a literal per wrap.
-                once = nj <= self.interval[0]
+                once = self._covers_once(nj)
                 cover = p.bool(f"cover{len(p.vars)}") if once else None
                 for q in self._wraps():
                     lit = cover if once else p.bool(f"cover{len(p.vars)}")
@@ -262,6 +262,11 @@ class IntegerEncoding(View):
                 if once:
                     terms.append((kj, cover))
             p.add_linear(terms, "<=", capacity)
+
+    def _covers_once(self, length: int) -> bool:
+        """A run of `length` cycles covers a point of the circle at most once, for every I in
+        the range."""
+        return length <= self.interval[0]
 
     def _slot(self, v: str, k: int) -> LitOrConst:
         """M(v) mod I = k, one-hot over the slots v can reach (cached per op; I fixed)."""
