@@ -8,6 +8,7 @@ Profiles: `ci` (the default) and `thorough`, chosen by `pytest --thorough` or
 from __future__ import annotations
 
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,28 @@ def _registries_restored():
 def fa_model():
     from warpweave.core.formats import load_model
     return load_model(EXAMPLES / "fa-simplified.json")
+
+
+@pytest.fixture
+def install_plugin(tmp_path, monkeypatch):
+    """Installs a plugin distribution as `pip install` would leave it: a module `name` with
+    `source` and a dist-info whose entry points (group -> {entry: "module:object"}) the
+    registries read, on sys.path and on PYTHONPATH for the commands a test runs."""
+    from warpweave.core import registry
+
+    def install(name: str, source: str, points: dict[str, dict[str, str]]):
+        (tmp_path / f"{name}.py").write_text(source)
+        info = tmp_path / f"{name}-0.1.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: 0.1\n")
+        (info / "entry_points.txt").write_text("".join(
+            f"[{group}]\n" + "".join(f"{k} = {v}\n" for k, v in entries.items())
+            for group, entries in points.items()))
+        monkeypatch.syspath_prepend(str(tmp_path))
+        monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *sys.path]))
+        for r in vars(registry).values():
+            if isinstance(r, registry.Registry):  # read the entry points again
+                monkeypatch.setattr(r, "_points", None)
+                monkeypatch.setattr(r, "_loaded", {})
+        return tmp_path
+    return install

@@ -18,11 +18,10 @@ from hypothesis.control import current_build_context
 from hypothesis.errors import InvalidArgument
 
 from warpweave.core.bounds import bounds
-from warpweave.core.constraints import BUILTIN
 from warpweave.core.formats import dumps, model_to_dict
 from warpweave.core.model import Model
 from warpweave.core.oracle import Oracle
-from warpweave.core.registry import ENCODINGS, backend, backend_specs
+from warpweave.core.registry import CONSTRAINTS, ENCODINGS, backend, backend_specs
 from warpweave.core.schedule import Schedule
 from warpweave.reduce import reduce_model
 
@@ -48,6 +47,9 @@ PROFILES = {
     "thorough": dict(max_examples=20 * CI_EXAMPLES, deadline=None, print_blob=True,
                      suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large]),
 }
+
+# The rules in force: the constraint registry, the one list `verify` and the search read.
+REGISTERED = [CONSTRAINTS.get(name) for name in CONSTRAINTS.names()]
 
 
 def scaled(n: int) -> settings:
@@ -187,7 +189,8 @@ def keep_counterexample(prop: str, case: str, *models: Model,
 
 
 def all_constraints():
-    return [c() for c in BUILTIN]
+    """Every registered constraint (built-ins and any installed plugin's), as the search uses."""
+    return [c() for c in REGISTERED]
 
 
 def solve_at(model: Model, encoding: str, spec: str, I: int, S: int):  # noqa: E741

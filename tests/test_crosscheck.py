@@ -43,7 +43,7 @@ from warpweave.core.formats import (
     schedule_to_dict,
 )
 from warpweave.core.model import Model, WarpGroup
-from warpweave.core.oracle import OracleBudget
+from warpweave.core.oracle import Oracle, OracleBudget
 from warpweave.core.search import Outcome, search
 from warpweave.core.verify import verify
 
@@ -473,9 +473,11 @@ def test_regression(path, bug_dir):
 
 def test_a_larger_distance_can_raise_the_optimum():
     """Why a larger distance is not among the relaxations: A's value, used by B `distance`
-    iterations later, fits the memory alone.  With distance 0 both copies of Q (C after A makes
-    L >= 2, so S = 2 at I = 1) hold A's value one after the other; with distance 2 its use lies
-    beyond Q, both copies live to the end and overlap, and I = 1 is lost."""
+    iterations later, fits the memory alone.  With distance 0 the loop holds A's value one
+    copy at a time; with distance 2 the values of the last two iterations are both read after
+    the loop, so every trip count holds two at its end and no I fits one slot of memory (the
+    paper's Q_S, which has no copies beyond S and no entering values, loses only I = 1:
+    `--semantics paper-q`)."""
     def with_distance(d: int) -> Model:
         return model_from_dict({"name": f"distance-{d}", "machine": {
             "memories": {"smem": 1}, "warp_groups": [{"name": "g"}]},
@@ -483,8 +485,12 @@ def test_a_larger_distance_can_raise_the_optimum():
             "edges": [{"src": "A", "dst": "B", "distance": d},
                       {"src": "A", "dst": "C", "kind": "order"}]})
 
-    for d, want in ((0, (1, 2)), (2, (2, 2))):
+    for d, semantics, want in ((0, "loop", (1, 2)), (2, "loop", None), (0, "paper-q", (1, 2)),
+                               (2, "paper-q", (2, 2))):
         m = with_distance(d)
-        assert optimum(search(m, backend="sat", max_stages=2)) == want
-        best = oracle(m).optimum(2, search_range(m))
-        assert (best.I, best.L) == want
+        out = search(m, backend="sat", max_stages=2, semantics=semantics)
+        best = Oracle(m, semantics=semantics).optimum(2, search_range(m))
+        if want is None:
+            assert out.status == "infeasible" and best is None
+        else:
+            assert optimum(out) == want and (best.I, best.L) == want

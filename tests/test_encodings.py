@@ -12,14 +12,14 @@ import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
-from warpweave.core.constraints import BUILTIN, Capacity, Memory, RegisterLimit
+from warpweave.core.constraints import Capacity, Memory, RegisterLimit
 from warpweave.core.errors import InputError
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.registry import backend as make_backend
 from warpweave.core.schedule import Schedule
 from warpweave.encodings.integer import IntegerEncoding
 
-from .crosscheck_support import keep_counterexample
+from .crosscheck_support import REGISTERED, keep_counterexample
 from .strategies import at_the_limit, models, schedules
 
 ENCODING_NAMES = ["compact", "paper", "integer"]
@@ -70,7 +70,7 @@ def assert_agrees(prop: str, case: str, encoding: str, model, schedule: Schedule
 
 
 @pytest.mark.parametrize("encoding", ENCODING_NAMES)
-@pytest.mark.parametrize("constraint", BUILTIN, ids=lambda c: c.name)
+@pytest.mark.parametrize("constraint", REGISTERED, ids=lambda c: c.name)
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_encode_agrees_with_check(encoding, constraint, data):
@@ -81,7 +81,7 @@ def test_encode_agrees_with_check(encoding, constraint, data):
                   c.check, data)
 
 
-@pytest.mark.parametrize("constraint", BUILTIN, ids=lambda c: c.name)
+@pytest.mark.parametrize("constraint", REGISTERED, ids=lambda c: c.name)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_encode_agrees_with_check_with_i_as_a_variable(constraint, data):
@@ -119,12 +119,12 @@ def test_all_constraints_together_accept_exactly_the_valid_schedules(encoding, d
     model = data.draw(models())
     schedule = data.draw(schedules(model))
     assert_agrees("test_all_constraints_together", "", encoding, model, schedule,
-                  [c() for c in BUILTIN], verify, data)
+                  [c() for c in REGISTERED], verify, data)
 
 
 def test_decode_returns_what_was_pinned(fa_model):
     s = Schedule("fa-simplified", 2, 4, {"S": 0, "P": 2, "O": 3}, {v: "g0" for v in "SPO"})
-    cons = [c() for c in BUILTIN]
+    cons = [c() for c in REGISTERED]
     for name in ENCODING_NAMES:
         view = ENCODINGS.get(name)(fa_model, 2, 2, cons)
         result = make_backend("sat").solve(view.problem, assumptions=view.pin(s))

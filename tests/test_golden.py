@@ -209,10 +209,11 @@ def test_fa4_mma_warp_is_prevented_by_tmem_and_the_hand_off_together():
 @pytest.mark.slow
 def test_fa4_softmax_tiles_on_two_groups_are_forced():
     """Every optimum runs the two tiles' softmax on different groups (FA4: softmax0 and softmax1
-    warpgroups); the correction is not forced off the softmax group (reproduction.md)."""
+    warpgroups).  On the loop (DESIGN section 3 as revised) the correction is forced off the
+    softmax group too; on the paper's Q_S it was not."""
     run = solved("fa4-fwd", "b200")
     assert ask(run, Roles(same=[("softmax0", "softmax1")]))[0] == "infeasible"
-    assert ask(run, Roles(same=[("rescale0", "softmax0")]))[0] == "feasible"
+    assert ask(run, Roles(same=[("rescale0", "softmax0")]))[0] == "infeasible"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -226,18 +227,17 @@ def compute_ops(run: Run) -> list[str]:
 
 def test_fa_bwd_h100_registers_split_the_accumulators_but_iterations_overlap():
     """The register limit shapes the roles: dV and dK (128 registers each) never share a
-    240-register consumer warpgroup.  On Q (DESIGN's semantics) it does not stop cross-iteration
-    overlap: the optimum saturates the tensor core (I = ResMII) and every optimum overlaps
-    iterations.  In the loop it does, as Twill 6.3.1 reports: the steady state holds dK of the
-    previous iteration beside qk and dP, over wg1's limit (reproduction.md)."""
+    240-register consumer warpgroup.  It does not stop cross-iteration overlap, on the loop
+    either (DESIGN section 3 as revised): the optimum saturates the tensor core (I = ResMII),
+    every optimum overlaps iterations, and the loop's steady state fits both consumer groups
+    (192 and 224 of 240 registers).  Twill 6.3.1 reports that registers rule such overlap out;
+    in this model they do not."""
     run = solved("fa-bwd", "h100")
     assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
     assert ask(run, Roles(same=[("dv", "dk")]))[0] == "infeasible"
     assert ask(run, Sequential(compute_ops(run)))[0] == "infeasible"
     assert iterations_overlap(run.schedule, compute_ops(run))
-    over = [p for p in steady_peaks(run.raw, run.schedule) if p.exceeds]
-    assert [(p.pool, p.peak, p.limit, dict(p.copies)) for p in over] == \
-        [("wg1", 256, 240, {"qk": 1, "dp": 1, "dk": 1})]
+    assert not [p for p in steady_peaks(run.raw, run.schedule) if p.exceeds]
 
 
 @pytest.mark.slow

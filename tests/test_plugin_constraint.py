@@ -1,12 +1,12 @@
 """A constraint from a plugin is part of validity (DESIGN rule 10): registered through the
-`warpweave.constraints` entry point of an installed distribution - here one written into a
-temporary directory on the path, as `pip install` would leave it - it is enforced by every backend
-x encoding, reported by `warpweave verify`, obeyed by the heuristic, and known to the oracle."""
+`warpweave.constraints` entry point of an installed distribution (`install_plugin` in conftest),
+it is reported by `warpweave verify`, obeyed by the heuristic, known to the oracle and enforced by
+every backend x encoding in `warpweave crosscheck` (`tests/test_registry.py` solves another one
+on every backend x encoding)."""
 
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import textwrap
@@ -61,19 +61,10 @@ MODEL = {
 
 
 @pytest.fixture
-def plugin(tmp_path, monkeypatch):
-    """An installed distribution `wwtest-apart` providing the `apart` constraint."""
-    (tmp_path / "wwtest_apart.py").write_text(textwrap.dedent(PLUGIN))
-    info = tmp_path / "wwtest_apart-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: wwtest-apart\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[warpweave.constraints]\napart = wwtest_apart:Apart\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(CONSTRAINTS, "_points", None)  # read the entry points again
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(tmp_path), *sys.path]))
-    yield tmp_path
-    CONSTRAINTS._loaded.pop("apart", None)
+def plugin(install_plugin):
+    """An installed distribution `wwtest_apart` providing the `apart` constraint."""
+    return install_plugin("wwtest_apart", textwrap.dedent(PLUGIN),
+                          {"warpweave.constraints": {"apart": "wwtest_apart:Apart"}})
 
 
 def test_registered_through_the_entry_point(plugin):

@@ -43,7 +43,7 @@ from warpweave.core.verify import Violation
 class Spread(Constraint):
     name = "spread"
 
-    def check(self, model, schedule):
+    def check(self, model, schedule, semantics="loop"):
         gap = schedule.start["O"] - schedule.start["S"]
         return [] if gap >= 5 else [Violation("spread", f"O only {gap} after S", ("S", "O"))]
 
@@ -53,18 +53,10 @@ class Spread(Constraint):
 
 
 @pytest.fixture
-def installed_plugin(tmp_path, monkeypatch):
-    """A distribution on sys.path whose entry point adds the constraint `spread`, as
-    `pip install` of a plugin package would leave it."""
-    (tmp_path / "ww_spread_plugin.py").write_text(PLUGIN)
-    info = tmp_path / "ww_spread_plugin-0.1.dist-info"
-    info.mkdir()
-    (info / "METADATA").write_text("Metadata-Version: 2.1\nName: ww-spread-plugin\nVersion: 0.1\n")
-    (info / "entry_points.txt").write_text(
-        "[warpweave.constraints]\nspread = ww_spread_plugin:Spread\n")
-    monkeypatch.syspath_prepend(str(tmp_path))
-    monkeypatch.setattr(CONSTRAINTS, "_points", None)
-    monkeypatch.setattr(CONSTRAINTS, "_loaded", {})
+def installed_plugin(install_plugin):
+    """A distribution whose entry point adds the constraint `spread`."""
+    install_plugin("ww_spread_plugin", PLUGIN,
+                   {"warpweave.constraints": {"spread": "ww_spread_plugin:Spread"}})
 
 
 @pytest.mark.parametrize("encoding", ["compact", "paper", "integer"])

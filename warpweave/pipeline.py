@@ -94,7 +94,7 @@ class Run:
         `optimal` - I and L minimal in raw cycles (unqualified); `I_optimal` - I minimal in raw
         cycles; `proven_in` - "cycles", or "units of K cycles" when the proof holds for the
         rounded-up costs only (a raw schedule with a smaller I may exist, unless I is the raw
-        lower bound `raw_lower_bound`), or None; `stage_bound_needed` - whether some I below the answer was shown
+        lower bound), or None; `stage_bound_needed` - whether some I below the answer was shown
         infeasible only for stage counts up to `stage_bound` (every I below the lower bound is
         infeasible for every stage count)."""
         o, s = self.outcome, self.schedule

@@ -274,8 +274,3 @@ class Concurrency(_Builtin):
                     if other.name != v or k != 0:
                         view.forbid_overlap(v, other.name, k, occ, unless=[
                             neg(trigger), neg(view.same_group(v, other.name))])
-
-
-BUILTIN: tuple[type[Constraint], ...] = (
-    Dependence, CrossWarpSpill, Capacity, Completion, Liveness, Memory, WarpUniqueness,
-    VariableLatency, RegisterLimit, Concurrency)

@@ -83,7 +83,8 @@ class Roles(Constraint):
         # Relations survive renaming interchangeable groups; pins to a name do not.
         self.group_symmetric = not self.pinned
 
-    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
+    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
+              ) -> list[Violation]:
         g = schedule.group
         out = [Violation(self.name, f"{v} on {g[v]}, pinned to {want}", ops=(v,))
                for v, want in self.pinned.items() if g[v] != want]
@@ -113,7 +114,8 @@ class Sequential(Constraint):
     def __init__(self, ops: Sequence[str]):
         self.ops = tuple(ops)
 
-    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
+    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
+              ) -> list[Violation]:
         if not iterations_overlap(schedule, self.ops):
             return []
         first = min(self.ops, key=schedule.start.get)
@@ -139,7 +141,8 @@ class Overlapping(Constraint):
     def __init__(self, ops: Sequence[str]):
         self.ops = tuple(ops)
 
-    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
+    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
+              ) -> list[Violation]:
         if iterations_overlap(schedule, self.ops):
             return []
         return [Violation(self.name, f"the ops of one iteration issue within "
@@ -168,7 +171,8 @@ class Disjoint(Constraint):
     def __init__(self, pairs: Sequence[tuple[str, str, str, str]]):
         self.pairs = tuple(pairs)
 
-    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
+    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
+              ) -> list[Violation]:
         return [Violation(self.name, f"{a} ({ua}) overlaps {b} ({ub}) modulo I", ops=(a, b))
                 for a, ua, b, ub in self.pairs if overlaps(model, schedule, a, ua, b, ub)]
 
