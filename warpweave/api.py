@@ -150,9 +150,15 @@ class Result:
 
     @property
     def optimal(self) -> bool:
-        """I and L proven minimal (in normalized units when costs were normalized), and the
-        schedule valid in raw cycles."""
-        return self.run.outcome.optimal and not self.run.raw_violations
+        """I and L proven minimal in raw cycles (DESIGN: "optimal" unqualified means raw
+        cycles); `claim` says what was proven when costs were normalized."""
+        return self.run.claim()["optimal"]
+
+    @property
+    def claim(self) -> dict:
+        """What was proven: `optimal`, `I_optimal` (raw cycles), `proven_in` ("cycles" or
+        "units of K cycles"), `stage_bound`, `stage_bound_needed` (`pipeline.Run.claim`)."""
+        return self.run.claim()
 
     @property
     def status(self) -> str:
@@ -290,7 +296,7 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
     normalized units when costs are large, the schedule mapped back to raw cycles and verified
     there; the options and defaults are `warpweave heuristic`'s."""
     from warpweave.core.heuristic import heuristic_schedule
-    from warpweave.core.verify import RULES
+    from warpweave.core.registry import CONSTRAINTS
     from warpweave.core.verify import verify as _verify
     from warpweave.pipeline import normalization
 
@@ -298,10 +304,11 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
     moved: list[StreamingOp] = []
     if streaming:
         m, moved = apply_streaming(m)
+    known = CONSTRAINTS.names()
     for name in without:
-        if name not in RULES:
-            raise InputError(f"unknown rule (known: {', '.join(RULES)})", ("--without",), name)
-    rules = [r for r in RULES if r not in set(without)]
+        if name not in known:
+            raise InputError(f"unknown rule (known: {', '.join(known)})", ("--without",), name)
+    rules = [r for r in known if r not in set(without)]
     norm = normalization(m, normalize)
     result = heuristic_schedule(norm.model if norm else m, max_stages=max_stages, rules=rules,
                                 budget=budget, seed=seed, time_limit=time_limit)

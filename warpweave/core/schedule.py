@@ -48,12 +48,15 @@ class Schedule:
 @attrs.frozen
 class Instance:
     """Copy `copy` of op `op` in Q: issued at `issue`, its result live over [issue, end).  A
-    negative copy is a value entering the loop: never issued in Q, live from `issue` = 0."""
+    negative copy is a value entering the loop: never issued in Q, live from `issue` = 0.
+    `count` > 1 stands for that many entering values with the same lifetime (copies `copy`,
+    `copy` + 1, ...: those read after the loop, for a distance far beyond the trip count)."""
 
     op: str
     copy: int
     issue: int
     end: int
+    count: int = 1
 
     @property
     def entering(self) -> bool:
@@ -102,8 +105,13 @@ def loop_program(model: Model, schedule: Schedule, n: int, entering: bool = True
     instances = []
     for v in model.op_names:
         uses = [e for e in model.out_edges(v) if e.is_data]
-        first = -max_distance(model, v) if entering else 0
-        for i in range(first, n):
+        far = max_distance(model, v) if entering else 0
+        # Entering values j in [-far, n - far) are read inside Q_n; those above all live from 0
+        # to the end (read after the loop): one instance counts them.
+        after = range(max(-far, n - far), 0)
+        if len(after) > 0:
+            instances.append(Instance(v, after[0], 0, T + 1, len(after)))
+        for i in [*range(-far, min(n - far, 0)), *range(n)]:
             reads = [e for e in uses if i + e.distance >= 0]
             ends = [M[e.dst] + (i + e.distance) * I if i + e.distance < n else T + 1
                     for e in reads]

@@ -59,6 +59,8 @@ Rule = Callable[[Model, Schedule, str], list[Violation]]
 
 
 def _inst(x: Instance) -> str:
+    if x.count > 1:
+        return f"{x.op}#{x.copy}..{x.copy + x.count - 1}"
     return f"{x.op}#{x.copy}"
 
 
@@ -199,12 +201,12 @@ def _peak_checks(rule: str, kind: str, programs: list[Program],
     for pool, limit in pools:
         for q in programs:
             held = [x for x in q.instances if weight(pool, x) > 0 and x.end > x.issue]
-            if sum(weight(pool, x) for x in held) <= limit:
+            if sum(weight(pool, x) * x.count for x in held) <= limit:
                 continue
             over = None
             for t in _event_times(q):
                 live = [x for x in held if x.live_at(t)]
-                amount = sum(weight(pool, x) for x in live)
+                amount = sum(weight(pool, x) * x.count for x in live)
                 if amount > limit:
                     over = (t, live, amount)
                     break

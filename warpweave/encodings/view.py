@@ -44,12 +44,14 @@ class Lifetime:
     """A value a limit weighs in one program: copy `copy` of op `op` (negative: a value
     entering the loop, live from t = 0), live until the last of its reads `uses` (op, copy) has
     issued - or, with `to_end`, read after the program: live to its end (beyond every cycle a
-    limit is stated at)."""
+    limit is stated at).  `count` > 1: that many values entering the loop, all read after it
+    (a distance far beyond the trip count), weighed as one."""
 
     op: str
     copy: int
     uses: tuple[tuple[str, int], ...]
     to_end: bool
+    count: int = 1
 
 
 class View:
@@ -156,9 +158,14 @@ class View:
                 values = []
                 for op in self.model.ops:
                     reads = [e for e in self.model.out_edges(op.name) if e.is_data]
-                    far = max((e.distance for e in reads), default=0)
-                    for i in range(-far if loop else 0, n if reads else 0):
-                        to_end = i + far >= n
+                    if not reads:
+                        continue
+                    far = max(e.distance for e in reads) if loop else 0
+                    after = range(max(-far, n - far), 0)  # entering, read after the loop
+                    if len(after) > 0:
+                        values.append(Lifetime(op.name, after[0], (), True, len(after)))
+                    for i in [*range(-far, min(n - far, 0)), *range(n)]:
+                        to_end = i + max(e.distance for e in reads) >= n
                         uses = () if to_end else tuple(sorted(
                             {(e.dst, i + e.distance) for e in reads if i + e.distance >= 0}))
                         values.append(Lifetime(op.name, i, uses, to_end))
@@ -171,7 +178,7 @@ class View:
         """(weight, value, condition) for each weighted value of a program that may be on
         `group` (the condition: its op runs there)."""
         for x in values:
-            w = weights.get(x.op, 0)
+            w = weights.get(x.op, 0) * x.count
             cond = True if group is None else self.on(x.op, group)
             if w and cond is not False:
                 yield w, x, cond
