@@ -47,7 +47,7 @@ def test_the_cli_shows_the_difference(tmp_path):
     """`verify` rejects the paper-q optimum with a loop witness; `solve` finds a larger I, and
     `solve --semantics paper-q` the old one."""
     model = HERE / "accumulator-handoff.json"
-    ww = [sys.executable, "-m", "warpweave.cli"]
+    ww = [sys.executable, "-m", "warpweave"]
     old = subprocess.run([*ww, "solve", str(model), "--semantics", "paper-q", "--json"],
                          capture_output=True, text=True, check=True).stdout
     (tmp_path / "q.json").write_text(old)

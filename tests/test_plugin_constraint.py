@@ -80,7 +80,7 @@ def test_verify_reports_its_violation(plugin):
     (plugin / "s.json").write_text(json.dumps({
         "format": "warpweave.schedule/1", "model": model.name, "I": 4, "L": 4,
         "start": dict(together.start), "group": dict(together.group)}))
-    out = subprocess.run([sys.executable, "-m", "warpweave.cli", "verify",
+    out = subprocess.run([sys.executable, "-m", "warpweave", "verify",
                           str(plugin / "model.json"), str(plugin / "s.json")],
                          capture_output=True, text=True)
     assert out.returncode == 1, out.stderr

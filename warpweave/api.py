@@ -220,7 +220,7 @@ def solve(model: Source, *, backend: str = _DEFAULT.backend, encoding: str = _DE
           paper_search: bool = _DEFAULT.paper_search,
           tie_breakers: Sequence[str] = _DEFAULT.tie_breakers, seed: int = _DEFAULT.seed,
           streaming: bool = _DEFAULT.streaming, normalize: str = _DEFAULT.normalize,
-          isolate: bool = _DEFAULT.isolate,
+          isolate: bool = _DEFAULT.isolate, semantics: str = _DEFAULT.semantics,
           progress: Callable[[Attempt], None] | None = None) -> Result:
     """An optimal schedule and warp assignment of `model`, with its proof, verified in raw
     cycles; the options and their defaults are `warpweave solve`'s (`warpweave solve --help`).
@@ -230,7 +230,7 @@ def solve(model: Source, *, backend: str = _DEFAULT.backend, encoding: str = _DE
                       without=tuple(without), max_stages=max_stages, time_limit=time_limit,
                       solve_limit=solve_limit, paper_search=paper_search,
                       tie_breakers=tuple(tie_breakers), seed=seed, streaming=streaming,
-                      normalize=normalize, isolate=isolate)
+                      normalize=normalize, isolate=isolate, semantics=semantics)
     run = run_solve(load_model(model), options, progress=progress)
     return Result(run, ring_depths(run.raw, run.schedule, run.streaming)
                   if run.schedule is not None else None)
@@ -244,13 +244,13 @@ def ring_depths(model: Model, schedule: Schedule,
     return {name: b.depth for name, b in plan(model, schedule, run_ahead=ahead).buffers.items()}
 
 
-def verify(model: Source, schedule: Source | Schedule,
-           rules: Sequence[str] | None = None) -> list[Violation]:
+def verify(model: Source, schedule: Source | Schedule, rules: Sequence[str] | None = None,
+           semantics: str = defaults.SEMANTICS) -> list[Violation]:
     """Every violated rule with its witness (an empty list: the schedule is valid).  A schedule
     document solved with streaming ops is checked against the streaming model, as solved."""
     from warpweave.core.verify import verify as _verify
     m, s, _ = _with_schedule(model, schedule)
-    return _verify(m, s, rules)
+    return _verify(m, s, rules, semantics)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -291,7 +291,7 @@ class HeuristicRun:
 def heuristic(model: Source, *, max_stages: int | None = None, budget: int = defaults.BUDGET,
               without: Sequence[str] = (), streaming: bool = defaults.STREAMING,
               normalize: str = defaults.NORMALIZE, time_limit: float | None = None,
-              seed: int = defaults.SEED) -> HeuristicRun:
+              seed: int = defaults.SEED, semantics: str = defaults.SEMANTICS) -> HeuristicRun:
     """Iterative modulo scheduling with greedy warp assignment (no optimality claim), in
     normalized units when costs are large, the schedule mapped back to raw cycles and verified
     there; the options and defaults are `warpweave heuristic`'s."""
@@ -311,12 +311,13 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
     rules = [r for r in known if r not in set(without)]
     norm = normalization(m, normalize)
     result = heuristic_schedule(norm.model if norm else m, max_stages=max_stages, rules=rules,
-                                budget=budget, seed=seed, time_limit=time_limit)
+                                budget=budget, seed=seed, time_limit=time_limit,
+                                semantics=semantics)
     note = None
     if norm is not None:
         note = f"costs normalized: 1 unit = {norm.scale} cycles (I tried in units)"
         raw = norm.denormalize(result.schedule) if result.schedule is not None else None
-        if raw is not None and _verify(m, raw, rules):
+        if raw is not None and _verify(m, raw, rules, semantics):
             note += "; the schedule fails in raw cycles, so none is reported"
             raw = None
         b = _bounds(m, set(rules))
@@ -489,6 +490,7 @@ class Verdict:
     violations: tuple[Violation, ...]
     stages: int
     T: int
+    semantics: str = defaults.SEMANTICS
 
     @property
     def valid(self) -> bool:
@@ -498,17 +500,17 @@ class Verdict:
         """What `verify --json` prints."""
         return {"valid": self.valid, "model": self.model.name, "I": self.schedule.I,
                 "L": self.schedule.L, "stages": self.stages, "T": self.T,
-                "violations": [v.to_dict() for v in self.violations]}
+                "semantics": self.semantics, "violations": [v.to_dict() for v in self.violations]}
 
 
-def verdict(model: Source, schedule: Source | Schedule,
-            rules: Sequence[str] | None = None) -> Verdict:
+def verdict(model: Source, schedule: Source | Schedule, rules: Sequence[str] | None = None,
+            semantics: str = defaults.SEMANTICS) -> Verdict:
     """`verify` with the model it checked against (streaming applied when the schedule was
     solved so) and Q's shape: what `warpweave verify` reports."""
     from warpweave.core.schedule import straight_line
     m, s, _ = _with_schedule(model, schedule)
     q = straight_line(m, s)
-    return Verdict(m, s, tuple(verify(m, s, rules)), q.S, q.T)
+    return Verdict(m, s, tuple(verify(m, s, rules, semantics)), q.S, q.T, semantics)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -597,7 +599,8 @@ def cross_check(model: Source, *, backends: Sequence[str] = (), encodings: Seque
                without: Sequence[str] = (), max_stages: int | None = None,
                time_limit: float | None = None, seed: int = defaults.SEED,
                streaming: bool = defaults.STREAMING, normalize: str = defaults.NORMALIZE,
-               oracle: bool = False, oracle_budget: int = 200_000,
+               semantics: str = defaults.SEMANTICS, oracle: bool = False,
+               oracle_budget: int = 200_000,
                out: str | os.PathLike | None = None,
                progress: Callable[[Any], None] | None = None) -> Any:
     """The optimal search on every backend x encoding (`warpweave crosscheck`): `backends` and
@@ -616,7 +619,7 @@ def cross_check(model: Source, *, backends: Sequence[str] = (), encodings: Seque
     for name in encs:
         ENCODINGS.get(name)
     options = Options(without=tuple(without), max_stages=max_stages, time_limit=time_limit,
-                      seed=seed, streaming=streaming, normalize=normalize)
+                      seed=seed, streaming=streaming, normalize=normalize, semantics=semantics)
     return CrossCheck(m, tuple(chosen), tuple(encs), options, _crosscheck(
         m, chosen, encs, options, oracle=oracle, oracle_budget=oracle_budget, out=out,
         progress=progress))

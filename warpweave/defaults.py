@@ -16,6 +16,9 @@ SEARCH = "auto"                  # minimize if the encoding takes I as a variabl
 NORMALIZE = "auto"               # auto | off | unit=K | paper=U
 SEED = 0
 STREAMING = True
+# What a valid schedule is (docs/semantics.md): the loop for every trip count, or the paper's Q.
+SEMANTICS = "loop"
+SEMANTICS_CHOICES = ("loop", "paper-q")
 
 # The heuristic (`warpweave heuristic`, `ww.heuristic`): Rau's budget ratio.
 BUDGET = 6

@@ -52,7 +52,7 @@ class Options:
     normalize: str = defaults.NORMALIZE  # auto | off | unit=K | paper=U
     bug_dir: Path | None = None  # where a solve the verifier rejects is saved (default: .)
     isolate: bool = True      # each solver call in a child process (tests turn it off: faster)
-    semantics: str = "loop"   # loop (every trip count) | paper-q (the paper's Q_S only)
+    semantics: str = defaults.SEMANTICS  # loop (every trip count) | paper-q (Q_S only)
 
 
 @attrs.frozen

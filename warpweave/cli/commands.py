@@ -59,7 +59,8 @@ def search_options(args) -> dict:
                 without=tuple(args.without), max_stages=args.max_stages,
                 time_limit=args.time_limit, solve_limit=args.solve_limit,
                 paper_search=args.paper_search, tie_breakers=tuple(args.tie_break),
-                seed=args.seed, streaming=not args.no_streaming, normalize=args.normalize)
+                seed=args.seed, streaming=not args.no_streaming, normalize=args.normalize,
+                semantics=args.semantics)
 
 
 def target(args):
@@ -71,7 +72,7 @@ def target(args):
 
 
 def cmd_verify(args) -> int:
-    v = api.verdict(args.model, args.schedule)
+    v = api.verdict(args.model, args.schedule, semantics=args.semantics)
     Output(args).report(v.to_dict, lambda: render.describe_verdict(v))
     return EXIT_NO if v.violations else EXIT_OK
 
@@ -128,7 +129,8 @@ def cmd_solve(args) -> int:
 def cmd_heuristic(args) -> int:
     run = api.heuristic(target(args), max_stages=args.max_stages, budget=args.budget,
                         without=args.without, streaming=not args.no_streaming,
-                        normalize=args.normalize, time_limit=args.time_limit, seed=args.seed)
+                        normalize=args.normalize, time_limit=args.time_limit, seed=args.seed,
+                        semantics=args.semantics)
     doc = run.to_dict()
     if args.out:
         write_document(doc, args.out)
@@ -151,7 +153,8 @@ def cmd_crosscheck(args) -> int:
                             without=args.without, max_stages=args.max_stages,
                             time_limit=args.time_limit, seed=args.seed,
                             streaming=not args.no_streaming, normalize=args.normalize,
-                            oracle=args.oracle, oracle_budget=args.oracle_budget, out=args.out,
+                            semantics=args.semantics, oracle=args.oracle,
+                            oracle_budget=args.oracle_budget, out=args.out,
                             progress=row)
     rep, model = cc.report, cc.model
     out = Output(args)

@@ -59,7 +59,16 @@ def _shared_search() -> argparse.ArgumentParser:
     p.add_argument("--time-limit", type=float, help="seconds for the whole search")
     p.add_argument("--seed", type=int, default=defaults.SEED,
                    help=f"seed of the solvers (default {defaults.SEED})")
+    p.add_argument("--semantics", **_SEMANTICS)
     return p
+
+
+_SEMANTICS = dict(
+    default=defaults.SEMANTICS, choices=defaults.SEMANTICS_CHOICES,
+    help="what a valid schedule is: loop (default: the limits hold on the pipelined loop for "
+    "every trip count, values entering the loop included) or paper-q (the Twill paper's "
+    "letter: on the straight-line program Q of S copies only; a schedule valid there may not "
+    "fit the loop)")
 
 
 def _solve() -> argparse.ArgumentParser:
@@ -117,6 +126,7 @@ def build_parser() -> argparse.ArgumentParser:
              "Check SCHEDULE against MODEL (docs/semantics.md) and list each violated rule "
              "(every registered constraint, plugins included) with its witness. Exit 0 valid, "
              "1 violations, 2 bad input.", json_help="print a JSON report")
+    p.add_argument("--semantics", **_SEMANTICS)
     p.add_argument("model", help=FILE_HELP)
     p.add_argument("schedule", help="schedule file (.json or .toml), or - for standard input")
 

@@ -113,8 +113,9 @@ def describe_verdict(v) -> str:
     if v.violations:
         return "\n".join([f"invalid: {plural(len(v.violations), 'violation')} ({m.name}, "
                           f"I={s.I}, L={s.L})"] + [f"  {x}" for x in v.violations])
-    return (f"valid: {m.name}, I={s.I}, L={s.L} ({plural(v.stages, 'stage')}, Q has T={v.T} "
-            "cycles)")
+    where = "the loop, every trip count" if v.semantics == "loop" else \
+        f"the paper's Q of T={v.T} cycles"
+    return f"valid: {m.name}, I={s.I}, L={s.L} ({plural(v.stages, 'stage')}; on {where})"
 
 
 def schedule_lines(m: Model, s: Schedule | None, streaming, at: int,
@@ -138,31 +139,46 @@ def schedule_lines(m: Model, s: Schedule | None, streaming, at: int,
 
 
 def describe_result(result) -> str:
-    """The readable report of a solve (`api.Result`)."""
+    """The readable report of a solve (`api.Result`): "optimal" unqualified only when proven in
+    raw cycles (`pipeline.Run.claim`)."""
     run = result.run
     o, s, m = run.outcome, run.schedule, run.raw
     b = o.bounds
     n = run.normalized
+    claim = run.claim()
     unit = f" units of {n.scale} cycles" if n else ""
     why = f"ResMII {b.res_mii}" + (f" on {b.res_unit}" if b.res_unit else "") + \
         f", RecMII {b.rec_mii}"
-    lines = [f"{m.name}: {o.status}"]
+    status = o.status
+    if o.optimal and not claim["optimal"] and claim["proven_in"]:
+        status = f"optimal in {claim['proven_in']}"
+    semantics = "" if run.semantics == "loop" else \
+        " (semantics paper-q: limits checked on the paper's Q only, not on the loop)"
+    lines = [f"{m.name}: {status}{semantics}"]
     if n:
         lines.append(f"  costs normalized: 1 unit = {n.scale} cycles ({'; '.join(n.warnings)})"
                      if n.warnings else f"  costs normalized: 1 unit = {n.scale} cycles")
     if s is not None:
-        if o.optimal:
-            proof = "proven optimal" + (" in units" if n else "")
+        if claim["optimal"]:
+            proof = "proven optimal"
+        elif claim["I_optimal"]:
+            proof = "I proven optimal: the raw lower bound; L minimal in units only"
+        elif claim["proven_in"]:
+            proof = f"proven optimal in{unit}, not in raw cycles"
         elif o.lower_bound >= o.schedule.I:
             proof = "I proven optimal" + (" in units" if n else "") + "; L not proven minimal"
         else:
             proof = f"not proven optimal: no I < {o.lower_bound}{unit} is feasible"
         if n:
             lines.append(f"  I = {s.I} cycles = {o.schedule.I}{unit} ({proof}; lower bound "
-                         f"{b.lower}{unit}: {why})")
+                         f"{b.lower}{unit}: {why}; raw lower bound {run.raw_lower_bound} "
+                         "cycles)")
         else:
             lines.append(f"  I = {s.I} ({proof}; lower bound {b.lower}: {why})")
         lines.append(f"  L = {s.L}, {plural(s.stages, 'stage')}")
+        if claim["proven_in"] and claim["stage_bound_needed"]:
+            lines.append(f"  the proof covers stage counts up to {claim['stage_bound']} "
+                         "(--max-stages) for the I above the lower bound")
     elif o.status == "infeasible":
         lines.append(f"  no schedule with I <= {b.i_upper}{unit} (beyond which a larger I cannot "
                      f"help) and at most {o.max_stages} stages")
