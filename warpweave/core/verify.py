@@ -85,17 +85,18 @@ def loop_programs(model: Model, s: Schedule, semantics: str = "loop") -> list[Pr
         and is live from 0 to beyond t - I.  An entering value (v, j) live at t >= L is read at
         some copy j + delta >= 1, so (v, j - 1) enters Q_{n-1} and is live at t - I.  The map
         is injective and keeps op, group and weight.
-    (b) For n >= S and t < P: W_n(t) <= W_S(t).  Only copies i < S issue before P <= S*I, and
-        all exist in both; a copy or entering value is read after the loop of Q_n only if it is
-        read after that of Q_S (i + delta >= n >= S), and then it is live to the end of Q_S's
-        horizon, which lies beyond P (T_S + 1 > P): its lifetime in Q_n within [0, P) is
-        contained in its lifetime in Q_S.
+    (b) For n >= S and t < P a time at which some value of Q_n becomes live (t = 0, or the
+        issue of a copy i < S, at most (S-1)*I + L - 1 < T_S): W_n(t) <= W_S(t).  Only copies
+        i < S issue before P <= S*I, and all exist in both; a copy or entering value is read
+        after the loop of Q_n only if it is read after that of Q_S (i + delta >= n >= S), and
+        then it is live to T_S + 1 > t: its lifetime in Q_n up to t is contained in its lifetime
+        in Q_S.  Between such times W_n only falls, so its largest value before P is at one.
     (c) W_1(L) <= W_1(L - 1): at T_1 = L only values read after the loop are live, and each
         was issued before L.
     From (a), any (n, t) with t >= P reduces to (n - 1, t - I), until t < P or n = 1 (where
     t <= T_1 = L <= P, and (c) covers t = L = P); from (b), every (n, t) with t < P is covered
     by Q_min(n, S).  So the largest live weight over every trip count is the largest over
-    Q_1 .. Q_S, and these are what is checked.  tests/test_verify_loop.py checks the bound
+    Q_1 .. Q_S, and these are what is checked.  tests/test_verify_independent.py checks the bound
     against many more trip counts.
     """
     if check_semantics(semantics) == "paper-q":
