@@ -10,8 +10,9 @@ The semantics (DESIGN section 3) decides which programs the rules over Q cover. 
 default): every trip count n, with the values entering the loop.  The limits on live values then
 need only Q_1 .. Q_S, and within each only the cycles before S*I: for n >= 2 and t >= max(L, I)
 the live weight of Q_n at t is at most that of Q_{n-1} at t - I, and for n >= S, at each t
-before S*I where a value becomes live, at most that of Q_S at t (the argument is spelled out in `core.verify.loop_programs`, which this
-module does not share code with); `programs` lists each program's values.  Rule 9 must hold for
+before S*I where a value becomes live, at most that of Q_S at t (the argument is spelled out
+in `core.verify.loop_programs`, which this module does not share code with); `programs` lists
+each program's values.  Rule 9 must hold for
 copies any distance apart (`overlap_distances`).  "paper-q": Q_S alone, no entering values, copies
 less than S apart - the Twill paper's letter.
 
