@@ -23,7 +23,7 @@ wrap count split into cases; otherwise, at the start of each run, the runs that 
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 from warpweave.core.constraints import Constraint
@@ -313,27 +313,13 @@ class IntegerEncoding(View):
             return issued
         return self.conj([issued, self.disj([neg(self._precedes(use, c)) for use in x.uses])])
 
-    def limit_live(self, weights: Mapping[str, int], bound: Any,
-                   group: str | None = None) -> None:
-        extra, rhs = self._bound_terms(bound)
-        stated = set()
-        for values in self.programs():
-            entries = list(self._live_weights(weights, group, values))
-            if not extra and sum(w for w, _, _ in entries) <= rhs:
-                continue
-            checkpoints = [(x.op, x.copy) for _, x, _ in entries if x.copy >= 0]
-            if any(x.copy < 0 for _, x, _ in entries):
-                checkpoints.append(None)
-            for c in checkpoints:
-                terms = []
-                for w, x, cond in entries:
-                    lit = self.conj([self.live_at_issue(x, c), cond])
-                    if lit is not False:
-                        terms.append((w, lit))
-                key = frozenset(terms)
-                if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
-                    stated.add(key)
-                    self.problem.add_linear(terms + extra, "<=", rhs)
+    def live_points(self, values: Sequence[Lifetime]) -> list[tuple[str, int] | None]:
+        """The issue of each copy (checkpoints) and t = 0 if values enter the loop."""
+        points: list[tuple[str, int] | None] = [(x.op, x.copy) for x in values if x.copy >= 0]
+        return points + ([None] if any(x.copy < 0 for x in values) else [])
+
+    def live_when(self, x: Lifetime, point: tuple[str, int] | None) -> LitOrConst:
+        return self.live_at_issue(x, point)
 
     # -- vocabulary for plugins (I fixed)
     def issued_by(self, v: str, i: int, t: int) -> LitOrConst:

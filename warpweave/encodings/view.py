@@ -184,6 +184,35 @@ class View:
             if w and cond is not False:
                 yield w, x, cond
 
+    def live_points(self, values: Sequence[Lifetime]) -> Sequence:
+        """The points of a program (cycles, or events) at which its live weight is summed; every
+        peak of the program lies at one of them."""
+        raise NotImplementedError
+
+    def live_when(self, x: Lifetime, point) -> LitOrConst:
+        """Value x is live at `point` (one of `live_points`)."""
+        raise NotImplementedError
+
+    def limit_live(self, weights: Mapping[str, int], bound: Any,
+                   group: str | None = None) -> None:
+        """One sum per program and point; a sum stated already (same terms) is not repeated."""
+        extra, rhs = self._bound_terms(bound)
+        stated = set()
+        for values in self.programs():
+            entries = list(self._live_weights(weights, group, values))
+            if not extra and sum(w for w, _, _ in entries) <= rhs:
+                continue
+            for point in self.live_points([x for _, x, _ in entries]):
+                terms = []
+                for w, x, cond in entries:
+                    lit = self.conj([self.live_when(x, point), cond])
+                    if lit is not False:
+                        terms.append((w, lit))
+                key = frozenset(terms)
+                if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
+                    stated.add(key)
+                    self.problem.add_linear(terms + extra, "<=", rhs)
+
     # -- vocabulary
     def on(self, v: str, g: str) -> BoolVar:
         return self._on[(v, g)]
@@ -324,24 +353,11 @@ class TimeIndexed(View):
         the cycles before S*I for the loop (module docstring)."""
         return self.times() if self.semantics == "paper-q" else range(self.L)
 
-    def limit_live(self, weights: Mapping[str, int], bound: Any,
-                   group: str | None = None) -> None:
-        extra, rhs = self._bound_terms(bound)
-        stated = set()
-        for values in self.programs():
-            entries = list(self._live_weights(weights, group, values))
-            if not extra and sum(w for w, _, _ in entries) <= rhs:
-                continue
-            for t in self.live_times():
-                terms = []
-                for w, x, cond in entries:
-                    lit = self.conj([self.live(x, t), cond])
-                    if lit is not False:
-                        terms.append((w, lit))
-                key = frozenset(terms)
-                if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
-                    stated.add(key)
-                    self.problem.add_linear(terms + extra, "<=", rhs)
+    def live_points(self, values: Sequence[Lifetime]) -> range:
+        return self.live_times()
+
+    def live_when(self, x: Lifetime, t: int) -> LitOrConst:
+        return self.live(x, t)
 
     def length_of(self, values) -> int:
         return self.min_length + sum(1 for z in self._short.values() if not values[z])
