@@ -259,7 +259,8 @@ def describe_kernels(kernels: Mapping[str, Any]) -> str:
         out.append(f"  machines: {', '.join(k.machines) or 'its own toy machine'}")
         if k.follows:
             out.append(f"  follows:  {k.follows}")
-        rows = [[p.name, p.type.__name__, str(p.default), p.help] for p in k.all_params]
+        rows = [[" or ".join((p.name, *p.aliases)), p.type.__name__, str(p.default), p.help]
+                for p in k.all_params]
         if rows:
             out.append(table(rows, indent="    "))
     return "\n".join(out)

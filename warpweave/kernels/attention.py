@@ -19,13 +19,20 @@ WARPGROUP_THREADS = 128
 def tile_params(block_m: int, block_n: int, stages: int, what_m: str = "rows of a Q tile",
                 what_n: str = "rows of a K/V tile") -> tuple[Param, ...]:
     return (
-        Param("block_m", int, block_m, what_m, low=16),
-        Param("block_n", int, block_n, what_n, low=16),
+        Param("block_m", int, block_m, what_m, low=16, aliases=("tile_m",)),
+        Param("block_n", int, block_n, what_n, low=16, aliases=("tile_n",)),
         Param("head_dim", int, 128, "head dimension d", low=16),
         Param("dtype", str, "bf16", "input dtype", choices=("bf16", "fp16", "fp8")),
         Param("stages", int, stages, "buffer ring depth: the write-after-read edge distance",
               low=1),
     )
+
+
+def attention_flops(tiles: int, gemms: int, block_m: int, block_n: int, head_dim: int) -> int:
+    """Useful FLOPs of `tiles` Q tiles each doing `gemms` GEMMs over block_m x block_n x
+    head_dim (2mnd each; the exponentials and the row statistics are not counted, as in the
+    FlashAttention papers' TFLOPS)."""
+    return tiles * gemms * 2 * block_m * block_n * head_dim
 
 
 def regs(elements: int, nbytes: int) -> int:

@@ -16,8 +16,17 @@ Defaults follow FA3 for head dim 128: 64 rows per consumer warpgroup, 16-bit inp
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from warpweave.core.model import Model
-from warpweave.kernels.attention import online_softmax_edges, regs, tile_params, tma_loads
+from warpweave.kernels.attention import (
+    attention_flops,
+    online_softmax_edges,
+    regs,
+    tile_params,
+    tma_loads,
+)
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import KernelSpec, Param, machine_for
 from warpweave.machines.costs import dtype_bytes
@@ -60,6 +69,11 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
     return g.model()
 
 
+def work(machine: str | None, p: Mapping[str, Any]) -> int:
+    """QK and PV of block_m x block_n x head_dim for each of the `subtiles` Q tiles."""
+    return attention_flops(p["subtiles"], 2, p["block_m"], p["block_n"], p["head_dim"])
+
+
 SPEC = KernelSpec(
     name="fa3-fwd",
     description="FlashAttention-3 forward inner loop on Hopper: 8 ops, 13 edges "
@@ -69,4 +83,5 @@ SPEC = KernelSpec(
             Param("subtiles", int, 1, "Q tiles sharing each K/V tile", choices=(1, 2))),
     build_fn=build,
     follows="Modular, Software Pipelining for GPU Kernels part 1 (FA3 loop); FA3 paper",
+    work=work,
 )

@@ -21,8 +21,17 @@ does; `emulation_ops` is that polynomial's FP32 instructions per element (an est
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from warpweave.core.model import Model
-from warpweave.kernels.attention import online_softmax_edges, regs, tile_params, tma_loads
+from warpweave.kernels.attention import (
+    attention_flops,
+    online_softmax_edges,
+    regs,
+    tile_params,
+    tma_loads,
+)
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import KernelSpec, Param, machine_for
 from warpweave.machines.costs import dtype_bytes
@@ -66,6 +75,11 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
     return g.model()
 
 
+def work(machine: str | None, p: Mapping[str, Any]) -> int:
+    """QK and PV of block_m x block_n x head_dim for each of the two Q tiles."""
+    return attention_flops(2, 2, p["block_m"], p["block_n"], p["head_dim"])
+
+
 SPEC = KernelSpec(
     name="fa4-fwd",
     description="FlashAttention-4 forward inner loop on Blackwell: two Q tiles sharing K/V, "
@@ -79,4 +93,5 @@ SPEC = KernelSpec(
     build_fn=build,
     follows="Modular, Software Pipelining for GPU Kernels part 1 (FA4 loop); FA4 "
             "flash_fwd_sm100.py; Twill paper section 6.2.2",
+    work=work,
 )

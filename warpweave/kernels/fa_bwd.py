@@ -27,8 +27,11 @@ dS, dV, dK and a partial dQ (reduced separately by the atomic add).
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from warpweave.core.model import Model
-from warpweave.kernels.attention import regs, tile_params, tma_loads
+from warpweave.kernels.attention import attention_flops, regs, tile_params, tma_loads
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import KernelSpec, Param, machine_for
 from warpweave.machines.costs import Phase, cycles, dtype_bytes
@@ -126,6 +129,12 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
     return g.model()
 
 
+def work(machine: str | None, p: Mapping[str, Any]) -> int:
+    """Five GEMMs (S, dP, dV, dK, dQ) of block_m x block_n x head_dim per iteration."""
+    block_m = p["block_m"] or DEFAULT_BLOCK_M.get(machine or "", 64)
+    return attention_flops(1, 5, block_m, p["block_n"], p["head_dim"])
+
+
 SPEC = KernelSpec(
     name="fa-bwd",
     description="single-pass FlashAttention backward inner loop: 5 GEMMs, one exponential, dQ "
@@ -137,4 +146,5 @@ SPEC = KernelSpec(
             Param("subtiles", int, 1, "halves of the K/V tile", choices=(1, 2))),
     build_fn=build,
     follows="Twill paper section 6.3; FA3 hopper bwd; FA4 flash_bwd_sm100.py",
+    work=work,
 )

@@ -17,6 +17,9 @@ epilogue of one tile overlap the MMAs of the next), the epilogue loads the accum
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import Any
+
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.kernels.attention import regs, tma_loads
@@ -79,15 +82,21 @@ def build(spec: MachineSpec, block_m: int, block_n: int, block_k: int, dtype: st
     return g.model()
 
 
+def work(machine: str | None, p: Mapping[str, Any]) -> int:
+    """k_steps MMAs of block_m x block_n x block_k for each output tile of the iteration."""
+    block_n = p["block_n"] or DEFAULT_BLOCK_N.get(machine or "", 128)
+    return p.get("subtiles", 1) * p["k_steps"] * 2 * p["block_m"] * block_n * p["block_k"]
+
+
 SPEC = KernelSpec(
     name="gemm",
     description="persistent warp-specialized GEMM, one output tile per iteration: TMA ring, "
                 "k-step MMAs, epilogue and TMA store",
     machines=("h100", "b200"),
-    params=(Param("block_m", int, 128, "rows of the output tile", low=16),
+    params=(Param("block_m", int, 128, "rows of the output tile", low=16, aliases=("tile_m",)),
             Param("block_n", int, 0, "columns of the output tile (default: 128 on h100, 256 on "
-                  "b200)", low=8),
-            Param("block_k", int, 64, "depth of one k-step", low=8),
+                  "b200)", low=8, aliases=("tile_n",)),
+            Param("block_k", int, 64, "depth of one k-step", low=8, aliases=("tile_k",)),
             Param("dtype", str, "bf16", "input dtype", choices=("bf16", "fp16", "fp8")),
             Param("k_steps", int, 8, "k-steps per output tile in the loop body", low=1,
                   high=16),
@@ -96,4 +105,5 @@ SPEC = KernelSpec(
                   "in b200 TMEM)", low=1)),
     build_fn=build,
     follows="CUTLASS warp-specialized GEMM (sm90 TMA+wgmma, sm100 tcgen05 + TMEM epilogue)",
+    work=work,
 )

@@ -5,6 +5,12 @@ A builder is called as `build(spec, **params)` with `spec` the `MachineSpec` of 
 builds for (None for a kernel with its own toy machine) and every parameter filled in; it returns
 a model that `check_model` accepts.  Machine parameters (`groups`, `vl`, `max_regs`) are shared by
 every kernel that runs on a registered machine.
+
+A parameter may have aliases (the tile parameters answer to `tile_m` / `tile_n` as well as
+`block_m` / `block_n`: the names sweeps and the Twill paper use); values are always stored under
+the parameter's own name.  A kernel may state its useful work (`work`: the FLOPs one loop
+iteration computes, from the resolved parameters), which `warpweave sweep` divides by the proven
+I to rank tile shapes by throughput.
 """
 
 from __future__ import annotations
@@ -34,6 +40,7 @@ class Param:
     choices: tuple = ()
     low: int | None = None
     high: int | None = None
+    aliases: tuple[str, ...] = ()
 
     def check(self, value: Any) -> Any:
         """`value` as this parameter's type (strings are parsed); InputError if it does not fit."""
@@ -73,6 +80,8 @@ class Param:
             d["min"] = self.low
         if self.high is not None:
             d["max"] = self.high
+        if self.aliases:
+            d["aliases"] = list(self.aliases)
         return d
 
 
@@ -95,25 +104,48 @@ class KernelSpec:
     params: tuple[Param, ...]
     build_fn: Callable[..., Model] = attrs.field(eq=False, repr=False)
     follows: str = ""
+    # Useful FLOPs of one loop iteration: work(machine name or None, resolved params) -> int.
+    # None: the kernel states none (a sweep then ranks by iterations per cycle, 1/I).
+    work: Callable[[str | None, Mapping[str, Any]], int] | None = attrs.field(
+        default=None, eq=False, repr=False)
 
     @property
     def all_params(self) -> tuple[Param, ...]:
         return self.params + (MACHINE_PARAMS if self.machines else ())
 
     def param(self, name: str) -> Param:
+        """The parameter called `name` (or with `name` as an alias)."""
         for p in self.all_params:
-            if p.name == name:
+            if name == p.name or name in p.aliases:
                 return p
         known = ", ".join(p.name for p in self.all_params) or "none"
         raise InputError(f"kernel {self.name} has no such parameter (parameters: {known})",
                          ("params", name))
 
+    def canonical(self, params: Mapping[str, Any]) -> dict[str, Any]:
+        """`params` under the parameters' own names, typed and checked (strings parsed);
+        InputError if one is given twice (by its name and an alias)."""
+        out: dict[str, Any] = {}
+        given: dict[str, str] = {}
+        for name, value in params.items():
+            p = self.param(name)
+            if p.name in out:
+                raise InputError(f"given twice (as {given[p.name]} and {name})", ("params", name),
+                                 value)
+            out[p.name], given[p.name] = p.check(value), name
+        return out
+
     def resolve(self, params: Mapping[str, Any]) -> dict[str, Any]:
         """Every parameter, typed and checked, defaults filled in."""
-        values = {p.name: p.default for p in self.all_params}
-        for name, value in params.items():
-            values[name] = self.param(name).check(value)
-        return values
+        return {**{p.name: p.default for p in self.all_params}, **self.canonical(params)}
+
+    def flops(self, machine: str | None, params: Mapping[str, Any]) -> int | None:
+        """Useful FLOPs of one loop iteration with `params` on `machine` (None if the kernel
+        states no work)."""
+        if self.work is None:
+            return None
+        return self.work(machine or (self.machines[0] if self.machines else None),
+                         self.resolve(params))
 
     def build(self, machine: str | None = None, **params: Any) -> Model:
         """Build and check the model on `machine` (default: the first supported one)."""
@@ -131,19 +163,23 @@ class KernelSpec:
     def to_dict(self) -> dict:
         return {"name": self.name, "description": self.description,
                 "machines": list(self.machines) or ["(own toy machine)"],
-                "follows": self.follows,
+                "follows": self.follows, "states_work": self.work is not None,
                 "params": {p.name: p.to_dict() for p in self.all_params}}
 
 
 def parse_params(spec: KernelSpec, items: Iterable[str]) -> dict[str, Any]:
-    """`["block_n=128", "dtype=fp8"]` -> typed values; InputError names the bad item."""
-    out: dict[str, Any] = {}
+    """`["block_n=128", "dtype=fp8"]` -> typed values under the parameters' own names (an alias
+    such as `tile_n=128` becomes `block_n`); InputError names the bad item."""
+    pairs = []
     for item in items:
         key, sep, value = item.partition("=")
         if not sep or not key:
             raise InputError("a kernel parameter is key=value", ("params",), item)
-        out[key] = spec.param(key).check(value)
-    return out
+        pairs.append((key, value))
+    if len({k for k, _ in pairs}) < len(pairs):
+        key = next(k for i, (k, _) in enumerate(pairs) if k in {x for x, _ in pairs[:i]})
+        raise InputError("given twice", ("params", key))
+    return spec.canonical(dict(pairs))
 
 
 def machine_for(spec: MachineSpec, groups: str, vl: str, max_regs: int,

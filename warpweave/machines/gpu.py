@@ -81,8 +81,10 @@ class MachineSpec:
         for m in self.memories:
             capacity = int(self.figures[m.figure]) - (smem_reserved if m.name == "smem" else 0)
             if capacity < 0:
-                raise InputError(f"reserves more than the {int(self.figures[m.figure])} bytes of "
-                                 "shared memory", ("smem_reserved",), smem_reserved)
+                raise InputError(f"reserves more than the {int(self.figures[m.figure])} bytes "
+                                 f"of shared memory a block may use on {self.name}: the "
+                                 "kernel's loop-invariant tiles alone need that much (the tile "
+                                 "is too large)", ("smem_reserved",), smem_reserved)
             memories.append(Memory(m.name, capacity))
         return Machine(self.name, [Unit(u.name, u.capacity) for u in self.units], memories,
                        inventory, vl, self.arch)

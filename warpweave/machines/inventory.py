@@ -64,9 +64,14 @@ class RegisterRule:
         return limit
 
     def cap(self, limit: int) -> int:
-        """The largest limit this rule allows at or below `limit` (InputError below `low`)."""
+        """The largest limit this rule allows at or below `limit` (InputError below `low`, and
+        above the most registers a thread can have: a budget no launch can be given)."""
         if limit < self.low:
             raise InputError(f"at least {self.low} ({self.name})", ("max_regs",), limit)
+        most = max(self.high, *self.fixed)
+        if limit > most:
+            raise InputError(f"a register budget over the {most} registers a thread can have "
+                             f"({self.name})", ("max_regs",), limit)
         return min(self.high, limit - limit % self.step)
 
 
