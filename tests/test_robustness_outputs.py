@@ -27,6 +27,10 @@ def test_an_output_directory_is_made_or_refused_in_one_line(tmp_path):
         output_dir(tmp_path / "f")
     with pytest.raises(InputError, match=r'^--out = "/proc/ww-out": cannot make the directory'):
         output_dir("/proc/ww-out")
+    later = output_dir(tmp_path / "later" / "x", make=False)  # checked, made by its writer
+    assert not later.exists()
+    with pytest.raises(InputError, match=r'f/x": cannot make the directory: .*f is a file$'):
+        output_dir(tmp_path / "f" / "x", make=False)
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes anywhere")

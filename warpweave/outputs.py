@@ -28,12 +28,22 @@ NOT_C = re.compile(r"[^A-Za-z0-9_]")
 MAX_STEM = 100  # characters of a file stem (file systems allow 255 bytes for the whole name)
 
 
-def output_dir(path: str | os.PathLike, option: str = "--out") -> Path:
-    """The directory `path`, made (with its parents) if missing; an InputError naming `option`
-    if it is a file or cannot be made or written in."""
+def output_dir(path: str | os.PathLike, option: str = "--out", make: bool = True) -> Path:
+    """The directory `path`, made (with its parents) if missing - or with `make=False` only
+    checked to be makeable, for a caller that makes it when it has something to write; an
+    InputError naming `option` if it is a file or cannot be made or written in."""
     d = Path(path)
     if d.exists() and not d.is_dir():
         raise InputError("is a file, not a directory", (option,), str(path))
+    if not make:
+        first = next(p for p in (d, *d.parents) if p.exists())  # "." or "/" at the latest
+        if not first.is_dir():
+            raise InputError(f"cannot make the directory: {first} is a file", (option,),
+                             str(path))
+        if not os.access(first, os.W_OK | os.X_OK):
+            raise InputError(f"cannot make the directory: {first} is not writable", (option,),
+                             str(path))
+        return d
     try:
         d.mkdir(parents=True, exist_ok=True)
     except OSError as exc:
