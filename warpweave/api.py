@@ -20,6 +20,7 @@ import html
 import json
 import os
 from collections.abc import Callable, Mapping, Sequence
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +43,7 @@ from warpweave.core.schedule import Schedule
 from warpweave.core.search import Attempt
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
+from warpweave.outputs import file_stem, output_dir, output_file, replacing, write_into
 from warpweave.pipeline import Options, Run, load_target, report, run_solve
 
 Source = str | os.PathLike | Mapping
@@ -429,6 +431,7 @@ class Emitted:
     cuda: Any = None                 # codegen.cuda.CudaSource
     compile: Any = None              # codegen.cuda.CompileResult
     compiled: str | None = None      # why it was not compiled, if it was not
+    renamed: tuple[str, ...] = ()    # names from the input made file names or C identifiers
 
 
 TARGETS = ("pseudo", "ir", "cuda", "all")
@@ -444,31 +447,35 @@ def emit(model: Source, schedule: Source | Schedule | None = None, *, out: str |
     from warpweave.codegen import cuda, text
     if target not in TARGETS:
         raise InputError(f"must be one of {', '.join(TARGETS)}", ("--target",), target)
+    output_dir(out, make=False)  # before the solve, not after it
     low = lower(model, schedule, **solve_options)
     m, s, program = low.model, low.schedule, low.program
-    d = Path(out)
-    d.mkdir(parents=True, exist_ok=True)
-    stem = m.name
+    d = output_dir(out)
+    stem = file_stem(m.name)  # the model's name comes from a file: it may not leave `out`
+    names = [f"model name {m.name!r} -> file names {stem + '.*'!r}"] if stem != m.name else []
     targets = {"pseudo", "ir", "cuda"} if target == "all" else {target}
-    written: list[str] = []
+    files: dict[str, str] = {}
     if "pseudo" in targets:
-        (d / f"{stem}.qtable.txt").write_text(text.q_table(m, s) + "\n")
-        (d / f"{stem}.pseudo.txt").write_text(text.pseudocode(m, program))
-        written += [f"{stem}.qtable.txt", f"{stem}.pseudo.txt"]
+        files[f"{stem}.qtable.txt"] = text.q_table(m, s) + "\n"
+        files[f"{stem}.pseudo.txt"] = text.pseudocode(m, program)
     if "ir" in targets:
-        (d / f"{stem}.ir.txt").write_text(text.ir_text(program))
-        (d / f"{stem}.ir.json").write_text(text.ir_json(program) + "\n")
-        written += [f"{stem}.ir.txt", f"{stem}.ir.json"]
+        files[f"{stem}.ir.txt"] = text.ir_text(program)
+        files[f"{stem}.ir.json"] = text.ir_json(program) + "\n"
+    for name, content in files.items():
+        write_into(d, name, content)
+    written = list(files)
     if "cuda" not in targets:
-        return Emitted(low, d, tuple(written))
+        return Emitted(low, d, tuple(written), renamed=tuple(names))
     src = cuda.emit_cuda(m, program, arch)
     cu = cuda.write_cuda(src, d, stem)
     written += [cu.name, src.hooks_name]
+    done = partial(Emitted, low, d, tuple(written), src,
+                   renamed=(*names, *(f"C identifier {r}" for r in src.renamed)))
     if not compile:
-        return Emitted(low, d, tuple(written), src, None, NOT_ASKED)
+        return done(None, NOT_ASKED)
     if cuda.nvcc_path() is None:
-        return Emitted(low, d, tuple(written), src, None, "nvcc not found: not compiled")
-    return Emitted(low, d, tuple(written), src, cuda.compile_cuda(cu, src.arch))
+        return done(None, "nvcc not found: not compiled")
+    return done(cuda.compile_cuda(cu, src.arch))
 
 
 def draw(model: Source, schedule: Source | Schedule | None = None, *, out: str | os.PathLike,
@@ -476,6 +483,7 @@ def draw(model: Source, schedule: Source | Schedule | None = None, *, out: str |
     """Write timeline.svg (and .png with matplotlib), graph.dot and graph.svg to `out`; return
     each file with how it was made."""
     from warpweave.codegen.draw import draw_all
+    output_dir(out, make=False)  # before the solve, not after it
     low = lower(model, schedule, **solve_options)
     return draw_all(low.model, low.schedule, out)
 
@@ -571,6 +579,7 @@ def export_ir(source: str | os.PathLike | Mapping, to: str, out: str | os.PathLi
     `CARD/PB` for cnf and wcnf.  Returns what was written: counts and the objective offset."""
     from warpweave.backends.exports import export
     from warpweave.encodings.ir import Problem
+    target = output_file(out)  # before reading the problem
     path = None if isinstance(source, Mapping) else os.fspath(source)
     try:
         doc = source if path is None else json.loads(read_text(path))
@@ -582,7 +591,9 @@ def export_ir(source: str | os.PathLike | Mapping, to: str, out: str | os.PathLi
         raise InputError(f"not a readable IR file ({reason})", file=path) from None
     card, _, pb = (encodings or "").partition("/")
     try:
-        offset = export(problem, to, out, **{k: v for k, v in (("card", card), ("pb", pb)) if v})
+        with replacing(target) as tmp:  # whole, or not at all
+            offset = export(problem, to, tmp,
+                            **{k: v for k, v in (("card", card), ("pb", pb)) if v})
     except ValueError as exc:
         raise InputError(str(exc), ("--to" if to not in EXPORT_FORMATS else "--encodings",),
                          to if to not in EXPORT_FORMATS else encodings) from None

@@ -18,7 +18,7 @@ import contextlib
 import os
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 from warpweave.core.errors import InputError
@@ -40,8 +40,8 @@ def output_dir(path: str | os.PathLike, option: str = "--out", make: bool = True
         if not first.is_dir():
             raise InputError(f"cannot make the directory: {first} is a file", (option,),
                              str(path))
-        if not os.access(first, os.W_OK | os.X_OK):
-            raise InputError(f"cannot make the directory: {first} is not writable", (option,),
+        if (why := _unwritable(first)) is not None:
+            raise InputError(f"cannot make the directory: {first}: {why}", (option,),
                              str(path))
         return d
     try:
@@ -49,10 +49,22 @@ def output_dir(path: str | os.PathLike, option: str = "--out", make: bool = True
     except OSError as exc:
         raise InputError(f"cannot make the directory: {exc.strerror}", (option,),
                          str(path)) from None
-    if not os.access(d, os.W_OK | os.X_OK):
-        raise InputError("cannot write in this directory: permission denied", (option,),
-                         str(path))
+    if (why := _unwritable(d)) is not None:
+        raise InputError(f"cannot write in this directory: {why}", (option,), str(path))
     return d
+
+
+def _unwritable(directory: Path) -> str | None:
+    """Why nothing can be written in `directory` (None: it can).  Tried, not read from the
+    permission bits: root passes every `os.access` check, yet cannot write in /proc or on a
+    read-only file system."""
+    probe = directory / f".warpweave-probe-{secrets.token_hex(4)}"
+    try:
+        probe.mkdir()
+    except OSError as exc:
+        return (exc.strerror or str(exc)).lower()
+    probe.rmdir()
+    return None
 
 
 def output_file(path: str | os.PathLike, option: str = "--out",
@@ -61,38 +73,46 @@ def output_file(path: str | os.PathLike, option: str = "--out",
     a directory, and with `suffixes` its suffix must be one of them (the format is read from
     it).  An InputError naming `option` otherwise."""
     p = Path(path)
+    if p.is_dir():
+        raise InputError("is a directory, not a file", (option,), str(path))
     allowed = tuple(suffixes)
     if allowed and p.suffix not in allowed:
         raise InputError(f"the format is taken from the suffix, which must be "
                          f"{' or '.join(allowed)}", (option,), str(path))
-    if p.is_dir():
-        raise InputError("is a directory, not a file", (option,), str(path))
     parent = p.parent
     if not parent.is_dir():
         why = "is not a directory" if parent.exists() else "does not exist"
         raise InputError(f"directory {parent} {why}", (option,), str(path))
-    if not os.access(parent, os.W_OK | os.X_OK):
-        raise InputError(f"cannot write in directory {parent}: permission denied", (option,),
-                         str(path))
+    if (why := _unwritable(parent)) is not None:
+        raise InputError(f"cannot write in directory {parent}: {why}", (option,), str(path))
     return p
 
 
 def write(path: str | os.PathLike, data: str | bytes, option: str = "--out") -> Path:
     """Write `data` to `path` atomically: into a temporary file beside it, then renamed over
     it.  An InputError naming `option` if it cannot be written (the old file, if any, stays)."""
+    with replacing(path, option) as tmp:
+        tmp.write_bytes(data.encode() if isinstance(data, str) else data)
+    return Path(path)
+
+
+@contextlib.contextmanager
+def replacing(path: str | os.PathLike, option: str = "--out") -> Iterator[Path]:
+    """A temporary path beside `path` (same suffix: some writers read the format from it) for
+    the block to write, renamed over `path` when the block succeeds (a block that wrote nothing
+    leaves `path` as it was) and removed when it fails; an OSError in the block or the rename is
+    an InputError naming `option`."""
     p = Path(path)
-    tmp = p.with_name(f".{p.name}.{secrets.token_hex(4)}.tmp")
-    raw = data.encode() if isinstance(data, str) else data
+    tmp = p.with_name(f".{p.stem}.{secrets.token_hex(4)}.tmp{p.suffix}")
     try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies
-        with os.fdopen(fd, "wb") as f:
-            f.write(raw)
-        os.replace(tmp, p)
+        yield tmp
+        if tmp.exists():
+            os.replace(tmp, p)
     except OSError as exc:
+        raise InputError(f"cannot write: {exc.strerror or exc}", (option,), str(path)) from None
+    finally:
         with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise InputError(f"cannot write: {exc.strerror}", (option,), str(path)) from None
-    return p
+            tmp.unlink()
 
 
 def write_into(directory: str | os.PathLike, name: str, data: str | bytes,

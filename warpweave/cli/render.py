@@ -379,6 +379,7 @@ def describe_emitted(e) -> str:
         out.append(f"  channel {name}: {ch.group} -> {', '.join(ch.consumers) or '(own group)'}, "
                    f"{plural(ch.depth, 'slot')}, {ch.lowering}")
     out += [f"  note: {note}" for note in program.notes]
+    out += [f"  renamed: {r}" for r in e.renamed]
     out.append(steady_lines(program.plan.steady))
     if e.compile is None and e.compiled and e.compiled != NOT_ASKED:
         out.append(e.compiled)
@@ -395,7 +396,7 @@ def emitted_dict(e) -> dict:
          "channels": {n: {"group": ch.group, "consumers": list(ch.consumers), "depth": ch.depth,
                           "lowering": ch.lowering} for n, ch in program.plan.channels.items()},
          "steady_state": [str(p) for p in program.plan.steady if p.exceeds],
-         "notes": list(program.notes)}
+         "notes": list(program.notes), "renamed": list(e.renamed)}
     if e.cuda is not None:
         d["arch"] = e.cuda.arch
     if e.compile is not None:

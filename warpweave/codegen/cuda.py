@@ -47,6 +47,7 @@ from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.machines import hardware
 from warpweave.machines.inventory import SETMAXNREG, RegisterRule
+from warpweave.outputs import c_identifiers, output_dir, renamed, write_into
 
 ARCHS = {"sm_90a": "Hopper", "sm_100a": "Blackwell"}
 _FEATURE = {"sm_90a": "__CUDA_ARCH_FEAT_SM90_ALL", "sm_100a": "__CUDA_ARCH_FEAT_SM100_ALL"}
@@ -69,11 +70,6 @@ def register_rule(model: Model) -> RegisterRule:
     on a 64K-register file for a machine of its own)."""
     spec = hardware(model.machine)
     return spec.registers if spec else SETMAXNREG
-
-
-def _ident(name: str) -> str:
-    out = re.sub(r"[^0-9A-Za-z_]", "_", name)
-    return out if out and not out[0].isdigit() else "v_" + out
 
 
 @attrs.frozen
@@ -145,6 +141,7 @@ class CudaSource:
     hooks: str
     hooks_name: str
     layout: Layout
+    renamed: tuple[str, ...] = ()  # `'q-k' -> 'q_k_2'`: names that are not C identifiers
 
 
 class _Printer:
@@ -154,7 +151,11 @@ class _Printer:
         if arch not in ARCHS:
             raise InputError(f"unknown arch (choose {', '.join(ARCHS)})", ("arch",), arch)
         self.m, self.p, self.arch = model, p, arch
-        self.name = _ident(p.model)
+        self.name = c_identifiers([p.model])[p.model]
+        # Op and value names come from input files: one distinct C identifier each (two names
+        # that differ only in characters C does not allow must not meet in one identifier).
+        self.ids = c_identifiers([op.name for op in model.ops] + list(p.plan.buffers)
+                                 + list(p.plan.channels))
         self.lay = layout(model, p, setmaxnreg_floor(p, arch))
         self.smem_values = set(p.plan.channels)
         self.slot = 32 * max(g.warps for g in p.groups)
@@ -177,6 +178,10 @@ class _Printer:
 
     # -- values and slots --------------------------------------------------------------------
 
+    def ident(self, name: str) -> str:
+        """The C identifier of an op or value name."""
+        return self.ids[name]
+
     def tx_barrier(self, op: str) -> bool:
         """An async copy published on an mbarrier: its hook gets the slot's full barrier and the
         kernel's arrival announces the bytes (expect-tx) that the copy completes (complete-tx)."""
@@ -197,7 +202,7 @@ class _Printer:
         return f"(({k}) - {lag}) % {d}"
 
     def operand(self, value: str, lag: int, k: str, static: int | None) -> str:
-        v = _ident(value)
+        v = self.ident(value)
         s = self.slot_expr(value, lag, k, static)
         if value in self.smem_values:
             return f"ww_buf_{v} + ({s}) * WW_SLOT"
@@ -212,7 +217,7 @@ class _Printer:
             if x.op in self.p.plan.buffers:
                 args.append(self.operand(x.op, x.lag, k, static))
             if self.tx_barrier(x.op):
-                args.append(f"&ww_full_{_ident(x.op)}"
+                args.append(f"&ww_full_{self.ident(x.op)}"
                             f"[{self.slot_expr(x.op, x.lag, k, static)}]")
             for r in x.reads:
                 ref = self.operand(r.value, r.lag, k, static)
@@ -221,15 +226,15 @@ class _Printer:
                 else:
                     ref = f"(({k}) - {r.lag} >= 0 ? (const float*)({ref}) : ww_zero)"
                 args.append(ref)
-            return [f"ww_{_ident(x.op)}({', '.join(args)});"]
+            return [f"ww_{self.ident(x.op)}({', '.join(args)});"]
         if isinstance(x, WaitFull | WaitEmpty):
             side = "full" if isinstance(x, WaitFull) else "empty"
             d = self.depth(x.channel)
             par = f"(({j} / {d}) & 1)" + (" ^ 1" if side == "empty" else "")
-            return [f"ww::mbar_wait(&ww_{side}_{_ident(x.channel)}"
+            return [f"ww::mbar_wait(&ww_{side}_{self.ident(x.channel)}"
                     f"[{self.slot_expr(x.channel, x.lag, k, static)}], {par});"]
         if isinstance(x, ArriveFull) and self.tx_barrier(x.op):
-            v = _ident(x.channel)
+            v = self.ident(x.channel)
             return [f"ww::mbar_arrive_expect_tx(&ww_full_{v}"
                     f"[{self.slot_expr(x.channel, x.lag, k, static)}], "
                     f"ctx.gtid == 0 ? WW_TX_BYTES_{v} : 0u);  // + the bytes a TMA completes"]
@@ -240,7 +245,7 @@ class _Printer:
                 why = f"  // when {x.after} is done reading: an async body arrives on completion"
             elif isinstance(x, ArriveFull) and async_kind(self.m.op(x.op)):
                 why = f"  // {x.op} is async: a real body arrives on completion instead"
-            return [f"ww::mbar_arrive(&ww_{side}_{_ident(x.channel)}"
+            return [f"ww::mbar_arrive(&ww_{side}_{self.ident(x.channel)}"
                     f"[{self.slot_expr(x.channel, x.lag, k, static)}]);{why}"]
         if isinstance(x, Commit):
             if self.arch == "sm_90a":
@@ -248,8 +253,8 @@ class _Printer:
             if x.op not in self.done:
                 return []
             d = self.done[x.op]
-            return [f"if ({j} >= 0 && {j} < n) ww_commit_{_ident(x.op)}(ctx, "
-                    f"&ww_done_{_ident(x.op)}[{j} % {d}]);"]
+            return [f"if ({j} >= 0 && {j} < n) ww_commit_{self.ident(x.op)}(ctx, "
+                    f"&ww_done_{self.ident(x.op)}[{j} % {d}]);"]
         if isinstance(x, WaitGroup):
             if self.arch == "sm_90a":
                 return [f"ww::mma_wait_group<{x.n}>();"]
@@ -257,7 +262,7 @@ class _Printer:
             for op, wlag, _ in x.waits:
                 d = self.done[op]
                 i = f"(({k}) - {wlag})"
-                out.append(f"if ({i} >= 0 && {i} < n) ww::mbar_wait(&ww_done_{_ident(op)}"
+                out.append(f"if ({i} >= 0 && {i} < n) ww::mbar_wait(&ww_done_{self.ident(op)}"
                            f"[{i} % {d}], ({i} / {d}) & 1);")
             return out
         if isinstance(x, NamedSync):
@@ -294,7 +299,7 @@ class _Printer:
                 and self.p.plan.buffers[v] and any(isinstance(x, Issue) and x.op == v
                                                   for x in g.body)]
         for v in regs:
-            out.append(f"float {_ident(v)}_r[{self.depth(v)}] = {{}};")
+            out.append(f"float {self.ident(v)}_r[{self.depth(v)}] = {{}};")
         for x in g.preamble:
             out += self.instr(g, x, "0", 0)
         for k in range(e):
@@ -362,7 +367,7 @@ class _Printer:
                        + (f", async ({kind})" if kind else "")
                        + (", variable latency" if op.variable_latency else ""))
             if self.tx_barrier(op.name):
-                v = _ident(op.name)
+                v = self.ident(op.name)
                 out.append("//   async copy: a real body issues the TMA (cp.async.bulk...mbarrier::"
                            "complete_tx::bytes)")
                 out.append("//   on `full`, the slot's barrier, and sets WW_TX_BYTES below to the "
@@ -382,7 +387,7 @@ class _Printer:
                 out.append("//   issued by one thread, completion through ww_commit_<op>.")
             for i, e in enumerate(reads):
                 out.append(f"//   in{i}: {e.src} of iteration iter-{e.distance}")
-            out.append(f"__device__ __forceinline__ void ww_{_ident(op.name)}"
+            out.append(f"__device__ __forceinline__ void ww_{self.ident(op.name)}"
                        f"({', '.join(params)}) {{")
             terms = ["0.001f * (float)iter"]
             for i, e in enumerate(reads):
@@ -406,8 +411,8 @@ class _Printer:
                            " with tcgen05.mma use")
                 out.append("// tcgen05.commit.cta_group::1.mbarrier::arrive::one.shared::cluster"
                            ".b64 from the issuing thread.")
-                out.append(f"__device__ __forceinline__ void ww_commit_{_ident(op)}(WwCtx& ctx, "
-                           "uint64_t* bar) {")
+                out.append(f"__device__ __forceinline__ void ww_commit_{self.ident(op)}("
+                           "WwCtx& ctx, uint64_t* bar) {")
                 out.append("  uint32_t a = (uint32_t)__cvta_generic_to_shared(bar);")
                 out.append("  asm volatile(\"mbarrier.arrive.shared::cta.b64 _, [%0];\" :: "
                            "\"r\"(a) : \"memory\");")
@@ -430,7 +435,7 @@ class _Printer:
             out.append(f"// note: {note}")
         thr = {g.group: 32 * g.warps for g in self.p.groups}
         for name, ch in self.p.plan.channels.items():
-            v = _ident(name)
+            v = self.ident(name)
             if ch.lowering == "mbarrier":
                 out.append(f"#define WW_FULL_COUNT_{v} {thr[ch.group]}")
                 cons = sum(thr[c] for c in ch.consumers)
@@ -442,7 +447,7 @@ class _Printer:
         out.append(f"ww_{self.name}_kernel(float* __restrict__ out, int n) {{")
         body = []
         for name, ch in self.p.plan.channels.items():
-            v = _ident(name)
+            v = self.ident(name)
             body.append(f"__shared__ __align__(16) float ww_buf_{v}[{ch.depth} * WW_SLOT];")
             if ch.lowering == "mbarrier":
                 body.append(f"__shared__ __align__(8) uint64_t ww_full_{v}[{ch.depth}];")
@@ -450,10 +455,10 @@ class _Printer:
                     body.append(f"__shared__ __align__(8) uint64_t ww_empty_{v}[{ch.depth}];")
         if self.arch == "sm_100a":
             for op, d in self.done.items():
-                body.append(f"__shared__ __align__(8) uint64_t ww_done_{_ident(op)}[{d}];")
+                body.append(f"__shared__ __align__(8) uint64_t ww_done_{self.ident(op)}[{d}];")
         body.append("if (threadIdx.x == 0) {")
         for name, ch in self.p.plan.channels.items():
-            v = _ident(name)
+            v = self.ident(name)
             if ch.lowering != "mbarrier":
                 continue
             body.append(f"  for (int s = 0; s < {ch.depth}; ++s) {{")
@@ -466,7 +471,7 @@ class _Printer:
                 grp = next(g for g in self.p.groups for x in g.body
                            if isinstance(x, Commit) and x.op == op)
                 body.append(f"  for (int s = 0; s < {d}; ++s) ww::mbar_init(&ww_done_"
-                            f"{_ident(op)}[s], {32 * grp.warps});")
+                            f"{self.ident(op)}[s], {32 * grp.warps});")
         body.append("  ww::fence_barrier_init();")
         body.append("}")
         body.append("__syncthreads();")
@@ -579,17 +584,15 @@ def emit_cuda(model: Model, p: WarpProgram, arch: str | None = None) -> CudaSour
     pr = _Printer(model, p, arch)
     hooks_name = f"{pr.name}_hooks.cuh"
     return CudaSource(arch, f"ww_{pr.name}_kernel", pr.kernel(hooks_name), pr.hooks(),
-                      hooks_name, pr.lay)
+                      hooks_name, pr.lay, tuple(renamed(pr.ids)))
 
 
 def write_cuda(src: CudaSource, out_dir: str | Path, stem: str) -> Path:
-    """Write `<stem>.cu` and the hooks header into out_dir; return the .cu path."""
-    d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
-    (d / src.hooks_name).write_text(src.hooks)
-    cu = d / f"{stem}.cu"
-    cu.write_text(src.kernel)
-    return cu
+    """Write `<stem>.cu` and the hooks header into out_dir (made if missing); return the .cu
+    path.  `stem` must be a plain file name (`outputs.file_stem`)."""
+    d = output_dir(out_dir)
+    write_into(d, src.hooks_name, src.hooks)
+    return write_into(d, f"{stem}.cu", src.kernel)
 
 
 @attrs.frozen

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule, straight_line
+from warpweave.outputs import output_dir, replacing, write_into
 
 PALETTE = ("#4e79a7", "#f28e2b", "#59a14f", "#e15759", "#b07aa1", "#76b7b2", "#edc948",
            "#ff9da7", "#9c755f", "#bab0ac")
@@ -275,18 +276,19 @@ def _layered_svg(model: Model, s: Schedule | None) -> str:
 
 
 def draw_all(model: Model, s: Schedule, out_dir: str | Path) -> dict[str, str]:
-    """Write timeline.svg (+ .png if matplotlib), graph.dot and graph.svg; return what was made."""
-    d = Path(out_dir)
-    d.mkdir(parents=True, exist_ok=True)
+    """Write timeline.svg (+ .png if matplotlib), graph.dot and graph.svg into `out_dir` (made
+    if missing), each whole or not at all (`warpweave.outputs`); return what was made."""
+    d = output_dir(out_dir)
     made = {}
-    (d / "timeline.svg").write_text(timeline_svg(model, s))
+    write_into(d, "timeline.svg", timeline_svg(model, s))
     made["timeline.svg"] = "written"
-    png = d / "timeline.png"
-    made["timeline.png"] = "matplotlib" if timeline_png(model, s, png) else \
+    with replacing(d / "timeline.png") as png:
+        drawn = timeline_png(model, s, png)
+    made["timeline.png"] = "matplotlib" if drawn else \
         "skipped: matplotlib not installed (pip install 'warpweave[png]')"
-    (d / "graph.dot").write_text(graph_dot(model, s))
+    write_into(d, "graph.dot", graph_dot(model, s))
     made["graph.dot"] = "written"
     svg, how = graph_svg(model, s)
-    (d / "graph.svg").write_text(svg)
+    write_into(d, "graph.svg", svg)
     made["graph.svg"] = how
     return made
