@@ -19,6 +19,7 @@ from warpweave.cli.parser import build_parser
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
 EXIT_BUG = 4  # a backend's schedule failed verification: a bug, its IR saved to replay
+WHOLE_RUN_LIMIT = {"solve", "heuristic", "emit", "simulate", "draw"}
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -34,17 +35,26 @@ def main(argv: list[str] | None = None) -> int:
     if not getattr(args, "command", None):
         parser.print_help()
         return EXIT_INPUT
+    from warpweave import limits
     from warpweave.core.errors import InputError
     from warpweave.core.search import SearchBug
+    # --time-limit bounds the whole command where it is the run's limit (loading the model,
+    # the bounds, normalization, the search); crosscheck's is per run, bench's per case.
+    seconds = getattr(args, "time_limit", None) if args.command in WHOLE_RUN_LIMIT else None
     try:
-        from warpweave.cli.commands import COMMANDS
-        return COMMANDS[args.command](args)
+        from warpweave.cli.commands import COMMANDS, check_arguments
+        check_arguments(args)
+        with limits.within(seconds), limits.latch_interrupts():
+            return COMMANDS[args.command](args)
     except InputError as exc:
         print(f"warpweave: error: {exc}", file=sys.stderr)
         return EXIT_INPUT
     except SearchBug as exc:
         print(f"warpweave: bug: {exc}", file=sys.stderr)
         return EXIT_BUG
+    except limits.TimeUp as exc:  # outside a search, which answers with what it has
+        print(f"warpweave: {exc}", file=sys.stderr)
+        return EXIT_LIMIT
     except KeyboardInterrupt:
         print("warpweave: interrupted", file=sys.stderr)
         return EXIT_LIMIT

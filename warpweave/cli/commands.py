@@ -13,7 +13,15 @@ from typing import Any
 from warpweave import api
 from warpweave.cli import render
 from warpweave.core.errors import InputError
-from warpweave.core.formats import STDIN, dumps, model_to_dict, read_document, write_document
+from warpweave.core.formats import (
+    DOCUMENT_SUFFIXES,
+    STDIN,
+    dumps,
+    model_to_dict,
+    read_document,
+    write_document,
+)
+from warpweave.outputs import output_dir, output_file, write
 from warpweave.progress import Progress
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
@@ -51,6 +59,21 @@ def progress(args) -> Progress:
     else:
         live = how == "always"
     return Progress(live=live)
+
+
+# The numbers of the command line that argparse only checks to be numbers: seconds must be
+# > 0 (0 is not "no limit"), counts >= 1 (0 is not "the default").
+SECONDS = ("time_limit", "solve_limit", "timeout")
+COUNTS = ("max_stages", "budget", "oracle_budget", "limit")
+
+
+def check_arguments(args) -> None:
+    """Every number of SECONDS and COUNTS the command has, before any work is done."""
+    for dests, low, rule in ((SECONDS, 0, "> 0"), (COUNTS, 1, ">= 1")):
+        for dest in dests:
+            value = getattr(args, dest, None)
+            if value is not None and not (value > low if rule == "> 0" else value >= low):
+                raise InputError(f"must be {rule}", ("--" + dest.replace("_", "-"),), value)
 
 
 def search_options(args) -> dict:
@@ -95,7 +118,7 @@ def cmd_build(args) -> int:
     model = api.target(args.kernel, args.machine, args.params)
     out = Output(args)
     if args.out:
-        write_document(model_to_dict(model), args.out)
+        write_document(model_to_dict(model), args.out, "--out")
         out.text(f"wrote {args.out}: {model.name} on {model.machine.name}, {len(model.ops)} "
                  f"ops, {len(model.edges)} edges")
     if args.json:
@@ -109,39 +132,57 @@ def cmd_build(args) -> int:
 # Solving
 
 
+def documents(args, *options: str) -> None:
+    """The document files `options` name (dests of args), checked before any work: a bad path
+    is one line, not a traceback after the solve."""
+    for dest in options:
+        if getattr(args, dest, None):
+            output_file(getattr(args, dest), "--" + dest.replace("_", "-"), DOCUMENT_SUFFIXES)
+
+
+def keep(doc: dict, path: str | None) -> None:
+    """Write `doc` to --out once the answer is printed: a failed write then costs the file, not
+    the answer (one error line after it, exit 2)."""
+    if path:
+        sys.stdout.flush()
+        write_document(doc, path)
+
+
 def cmd_solve(args) -> int:
+    documents(args, "out", "save_model")
     model = target(args)
     if args.save_model:
-        write_document(model_to_dict(model), args.save_model)
+        write_document(model_to_dict(model), args.save_model, "--save-model")
     with progress(args) as shown:
         result = api.solve(model, progress=shown, **search_options(args))
     doc = result.to_dict()
-    if args.out:
-        write_document(doc, args.out)
     out = Output(args)
     if args.json:
         print(dumps(doc), end="")
     else:
         out.text(render.describe_result(result))
+    keep(doc, args.out)
     return result.exit_status
 
 
 def cmd_heuristic(args) -> int:
+    documents(args, "out")
     run = api.heuristic(target(args), max_stages=args.max_stages, budget=args.budget,
                         without=args.without, streaming=not args.no_streaming,
                         normalize=args.normalize, time_limit=args.time_limit, seed=args.seed,
                         semantics=args.semantics)
     doc = run.to_dict()
-    if args.out:
-        write_document(doc, args.out)
     if args.json:
         print(dumps(doc), end="")
     else:
         Output(args).text(render.describe_heuristic(run))
+    keep(doc, args.out)
     return EXIT_OK if run.schedule is not None else EXIT_NO
 
 
 def cmd_crosscheck(args) -> int:
+    if args.out:  # made by crosscheck only when it has something to write
+        output_dir(args.out, "--out", make=False)
     from warpweave.crosscheck import reduce_disagreement
 
     def row(r) -> None:
@@ -362,11 +403,12 @@ def cmd_bench(args) -> int:
         select,
     )
     from warpweave.pipeline import normalization
+    for dest in ("out", "markdown"):  # before the run, not after it
+        if getattr(args, dest):
+            output_file(getattr(args, dest), "--" + dest)
     if args.report:
         header, records = read_results(args.report)
     else:
-        if args.timeout <= 0:
-            raise InputError("must be > 0", ("--timeout",), args.timeout)
         configs, notes = matrix(_items(args.backends), _items(args.encodings),
                                 _items(args.searches), args.all, not args.no_heuristic,
                                 _items(args.configs))
@@ -399,7 +441,7 @@ def cmd_bench(args) -> int:
             header.update(writer.close(), type="run")
     text = markdown(header, records)
     if args.markdown:
-        Path(args.markdown).write_text(text)
+        write(args.markdown, text, "--markdown")
     Output(args).report(lambda: {"header": header, "records": records}, lambda: text.rstrip("\n"))
     bad = disagreements(records)
     for x in bad:

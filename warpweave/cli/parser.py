@@ -14,6 +14,14 @@ from warpweave import __version__, defaults
 FILE_HELP = "a model file (.json or .toml), or - for standard input"
 
 
+class Parser(argparse.ArgumentParser):
+    """An argument parser whose errors are one line, as every other error of the command is
+    (argparse prints the whole usage first); subcommands' parsers are of this class too."""
+
+    def error(self, message: str):  # noqa: ANN201 - argparse's signature (NoReturn)
+        self.exit(2, f"warpweave: error: {message} (see `{self.prog} --help`)\n")
+
+
 def _flags(json_help: str | None = "print JSON") -> argparse.ArgumentParser:
     """-q/--quiet (every command) and --json (every command that reports)."""
     p = argparse.ArgumentParser(add_help=False)
@@ -113,7 +121,7 @@ def _sub(sub, name: str, help: str, description: str, parents=(), json_help="pri
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="warpweave",
         description="Optimal software pipelining with warp specialization for GPU tile loops. "
         "Exit status: 0 success, 1 a negative answer (violations, no schedule), 2 bad input, "
