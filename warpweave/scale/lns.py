@@ -1,0 +1,249 @@
+"""Large-neighbourhood search over the exact model: start from a verified schedule, re-optimize
+neighbourhoods of ops with the exact encoding and a short time limit each, keep the best verified
+schedule.  Anytime: every better schedule and every better lower bound is reported as it comes.
+
+1. **Start**: the given schedule, else the heuristic's (iterative modulo scheduling), else GauS's
+   when PyTorch is installed.
+2. **Lower bound**: max(ResMII, RecMII), raised by what the exact search proves in a share of the
+   time (`lowerbound.exact_lower_bound`); if that search ends with a better schedule, it is kept.
+3. **Smaller I**: the best schedule is projected onto I - 1 (each op keeps its stage and its
+   offset in the stage, clipped to the shorter stage); the ops the verifier names in a violation,
+   and their neighbours along edges up to the window size, are freed and re-optimized with every
+   other op pinned (`neighbourhood.reoptimize`); what still fails is freed next, the window
+   doubling each time, up to the whole model (then it is the exact question at that I).
+4. **Shorter L** at the best I: windows of the ops that end last with their predecessors, and
+   random windows, re-optimized for the shortest length; stop after `stall` windows in a row
+   bring nothing.
+
+Every schedule kept is verified against every constraint in force.  The lower bound comes only
+from proofs (the structural bound and the exact search's), never from a neighbourhood that found
+nothing.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+import time
+from collections import deque
+from collections.abc import Sequence
+
+import attrs
+
+from warpweave.core.bounds import bounds
+from warpweave.core.constraints import Constraint
+from warpweave.core.model import Model
+from warpweave.core.schedule import Schedule
+from warpweave.scale.legalize import check
+from warpweave.scale.lowerbound import LowerBound, exact_lower_bound, structural
+from warpweave.scale.neighbourhood import binding, reoptimize
+from warpweave.scale.result import Improvement, Listener, ScaleResult
+
+DEFAULT_TIME = 60.0  # seconds, when no time limit is given
+
+
+@attrs.frozen
+class LnsOptions:
+    """How the neighbourhoods are chosen and solved."""
+
+    window: int = 12          # free ops in a first neighbourhood
+    solve_limit: float = 5.0  # seconds per neighbourhood solve
+    backend: str = "cpsat"
+    encoding: str = "integer"
+    start: str = "heuristic"  # heuristic | gaus: where the first schedule comes from
+    start_share: float = 0.3  # of the time: for the first schedule
+    lower_share: float = 0.2  # of the time: for the exact search's lower bound
+    stall: int = 20           # L windows in a row without improvement before stopping
+    seed: int = 0
+    isolate: bool = True      # each solver call in a child process
+
+
+class _Search:
+    """The state of one LNS run."""
+
+    def __init__(self, model: Model, constraints: Sequence[Constraint], options: LnsOptions,
+                 deadline: float, listener: Listener | None):
+        self.model, self.constraints, self.options = model, list(constraints), options
+        self.binding = binding(model, constraints)  # what the neighbourhoods must state
+        self.rules = {c.name for c in constraints}
+        self.deadline, self.listener = deadline, listener
+        self.started = time.perf_counter()
+        self.rng = random.Random(options.seed)
+        self.best: Schedule | None = None
+        self.lower = structural(bounds(model, self.rules))
+        self.history: list[Improvement] = []
+        self.notes: list[str] = []
+        self.solves = 0
+        self.neighbours = {v: set() for v in model.op_names}
+        for e in model.edges:
+            if e.src != e.dst:
+                self.neighbours[e.src].add(e.dst)
+                self.neighbours[e.dst].add(e.src)
+
+    # -- bookkeeping -----------------------------------------------------------------------------
+
+    def left(self) -> float:
+        return self.deadline - time.perf_counter()
+
+    def event(self, how: str) -> None:
+        b = self.best
+        self.history.append(Improvement(time.perf_counter() - self.started,
+                                        b.I if b else None, b.L if b else None,
+                                        self.lower.value, how))
+        if self.listener:
+            self.listener(self.history[-1])
+
+    def offer(self, schedule: Schedule | None, how: str) -> bool:
+        """Keep `schedule` if it is better than the best and verifies."""
+        if schedule is None or (self.best is not None and
+                                (schedule.I, schedule.L) >= (self.best.I, self.best.L)):
+            return False
+        if check(self.model, schedule, self.constraints):
+            return False
+        self.best = schedule
+        self.event(how)
+        return True
+
+    def raise_lower(self, found: LowerBound) -> None:
+        if found.value > self.lower.value:
+            self.lower = found
+            self.event("lower bound: " + found.how[-1])
+        else:
+            self.lower = attrs.evolve(self.lower, how=found.how)
+
+    # -- neighbourhoods --------------------------------------------------------------------------
+
+    def grown(self, seeds: set[str], size: int) -> set[str]:
+        """`seeds` and their neighbours along edges, breadth first, up to `size` ops."""
+        out = set(seeds)
+        queue = deque(sorted(seeds))
+        while queue and len(out) < size:
+            v = queue.popleft()
+            for w in sorted(self.neighbours[v]):
+                if w not in out and len(out) < size:
+                    out.add(w)
+                    queue.append(w)
+        return out
+
+    def solve(self, schedule: Schedule, free: set[str], stages: int):
+        limit = min(self.options.solve_limit, max(0.1, self.left()))
+        self.solves += 1
+        return reoptimize(self.model, schedule, free, self.binding, stages=stages,
+                          backend=self.options.backend, encoding=self.options.encoding,
+                          time_limit=limit, seed=self.options.seed + self.solves,
+                          isolate=self.options.isolate)
+
+    # -- phases ----------------------------------------------------------------------------------
+
+    def smaller_interval(self, I: int) -> bool:  # noqa: E741
+        """Try to reach a verified schedule at I from the best one (phase 3)."""
+        b = self.best
+        start = {v: (t // b.I) * I + min(t % b.I, I - 1) for v, t in b.start.items()}
+        current = Schedule.tight(self.model, I, start, b.group)
+        size = max(1, self.options.window)
+        free: set[str] = set()
+        while self.left() > 0:
+            violations = check(self.model, current, self.constraints)
+            if not violations:
+                return self.offer(current, f"lns: I={I} ({len(free)} ops re-optimized)")
+            involved = {v for x in violations for v in x.ops} or set(self.model.op_names)
+            free = self.grown(free | involved, max(size, len(free | involved)))
+            stages = math.ceil(max(t + self.model.op(v).cycles
+                                   for v, t in current.start.items()) / I) + 1
+            found = self.solve(current, free, stages)
+            if found.schedule is not None:
+                current = found.schedule
+                continue
+            if len(free) >= len(self.model.ops):
+                return False  # the whole model at this I and stage count: nothing
+            size = min(len(self.model.ops), 2 * max(size, len(free)))
+        return False
+
+    def shorter_length(self) -> None:
+        """Windows at the best I for a shorter length (phase 4)."""
+        stalled = 0
+        while self.left() > 0 and stalled < self.options.stall:
+            b = self.best
+            end = {v: t + self.model.op(v).cycles for v, t in b.start.items()}
+            # Windows double every few failures (a longer L needs more ops to move at once).
+            size = min(len(self.model.ops), self.options.window << (stalled // 4))
+            if stalled % 2 == 0:  # the ops that end last, and what leads to them
+                last = max(end.values())
+                tail = {v for v, e in end.items() if e == last}
+                free = self.grown(tail, size)
+            else:
+                free = set(self.rng.sample(self.model.op_names, size))
+            stages = math.ceil(b.L / b.I)
+            found = self.solve(b, free, stages)
+            if self.offer(found.schedule, f"lns: L={found.schedule.L if found.schedule else '-'}"
+                          f" ({len(free)} ops re-optimized)"):
+                stalled = 0
+            else:
+                stalled += 1
+
+
+def _first_schedule(model: Model, constraints: Sequence[Constraint], options: LnsOptions,
+                    time_limit: float, max_stages: int | None) -> tuple[Schedule | None, str]:
+    """The starting point: the heuristic's schedule, or GauS's (see the module docstring)."""
+    from warpweave.core.heuristic import heuristic_schedule
+    names = [c.name for c in constraints]
+    if options.start == "heuristic":
+        h = heuristic_schedule(model, rules=names, seed=options.seed, time_limit=time_limit,
+                               max_stages=max_stages)
+        if h.schedule is not None:
+            return h.schedule, "heuristic"
+    try:
+        from warpweave.scale.gaus import GausOptions, gaus_schedule
+    except ImportError:
+        return None, "heuristic"
+    g = gaus_schedule(model, constraints, options=GausOptions(seed=options.seed),
+                      time_limit=time_limit, max_stages=max_stages)
+    return g.schedule, "gaus"
+
+
+def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
+                 options: LnsOptions = LnsOptions(), time_limit: float | None = None,
+                 start: Schedule | None = None, max_stages: int | None = None,
+                 listener: Listener | None = None) -> ScaleResult:
+    """LNS on `model` under `constraints` (see the module docstring); `time_limit` defaults to
+    DEFAULT_TIME seconds."""
+    budget = DEFAULT_TIME if time_limit is None else time_limit
+    started = time.perf_counter()
+    run = _Search(model, constraints, options, started + budget, listener)
+    how = "given"
+    if start is None:
+        start, how = _first_schedule(model, constraints, options,
+                                     options.start_share * budget, max_stages)
+    if start is not None and not check(model, start, constraints):
+        run.best = start
+        run.event(f"start: {how}")
+    elif start is not None:
+        run.notes.append(f"the {how} schedule failed verification and was not used")
+    if run.best is None or run.best.I > run.lower.value:
+        share = min(options.lower_share * budget, max(0.0, run.left()))
+        found = exact_lower_bound(model, run.binding, time_limit=share,
+                                  backend=options.backend, encoding=options.encoding,
+                                  max_stages=max_stages, seed=options.seed)
+        run.raise_lower(found)
+        run.offer(found.schedule, "exact search")
+    shortest = bounds(model, run.rules).min_length
+    exhausted = False
+    while run.best is not None and run.left() > 0 and not exhausted:
+        if (run.best.I, run.best.L) == (run.lower.value, shortest):
+            break  # both at their lower bounds: optimal
+        if run.best.I > run.lower.value and run.smaller_interval(run.best.I - 1):
+            continue
+        run.shorter_length()
+        exhausted = True
+    optimal = run.best is not None and (
+        (run.best.I, run.best.L) == (run.lower.value, shortest) or (
+            run.lower.optimal and run.lower.schedule is not None and
+            (run.best.I, run.best.L) == (run.lower.schedule.I, run.lower.schedule.L)))
+    if run.best is not None:
+        run.notes.append(f"LNS: {run.solves} neighbourhood solves "
+                         f"({options.backend}/{options.encoding}, at most "
+                         f"{options.solve_limit:g} s each)")
+    return ScaleResult("lns", model, run.best, run.lower.value, bounds(model, run.rules),
+                       run.lower.how, tuple(run.history), time.perf_counter() - started,
+                       None if run.best is not None else "no starting schedule was found",
+                       tuple(run.notes), optimal)
