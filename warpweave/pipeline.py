@@ -25,6 +25,9 @@ from warpweave.core.search import Attempt, Outcome, check_limits, constraint_set
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
+from warpweave.scale.method import choose as choose_method
+from warpweave.scale.method import run_method, to_outcome
+from warpweave.scale.result import Listener, ScaleResult, gap
 
 # The defaults live in warpweave.defaults (the command line's parser reads them too).
 DEFAULT_ENCODING = defaults.ENCODING
@@ -53,6 +56,7 @@ class Options:
     bug_dir: Path | None = None  # where a solve the verifier rejects is saved (default: .)
     isolate: bool = True      # each solver call in a child process (tests turn it off: faster)
     semantics: str = defaults.SEMANTICS  # loop (every trip count) | paper-q (Q_S only)
+    method: str = "auto"      # exact | lns | gaus | heuristic | auto (scale.method.choose)
 
 
 @attrs.frozen
@@ -69,6 +73,8 @@ class Run:
     comparison: str | None = None     # Algorithm 1 against the full search
     raw_bounds: Bounds | None = None  # of `raw`, in raw cycles
     semantics: str = "loop"           # what "valid" meant (DESIGN section 3)
+    method: str = "exact"             # which scheduler answered (scale.method)
+    scaled: ScaleResult | None = None  # a scalable method's answer (its history, its bound)
 
     @property
     def raw_interval(self) -> int:
@@ -113,11 +119,21 @@ class Run:
         }
 
     @property
+    def gap(self) -> float | None:
+        """(I - lower bound) / lower bound, in raw cycles (None without a schedule)."""
+        if self.schedule is None:
+            return None
+        lower = self.raw_bounds.lower if self.normalized is not None and self.raw_bounds \
+            else self.outcome.lower_bound
+        return gap(self.schedule.I, lower)
+
+    @property
     def exit_status(self) -> int:
-        """0 an optimal (or, with --paper-search, Algorithm 1's) verified answer, 1 none exists,
-        3 a limit was reached or the raw re-verification failed."""
+        """0 an optimal (or, with --paper-search, Algorithm 1's; with a scalable method, any)
+        verified answer, 1 none exists, 3 a limit was reached or the raw re-verification
+        failed."""
         if self.schedule is not None and not self.raw_violations and \
-                (self.outcome.optimal or self.comparison is not None):
+                (self.outcome.optimal or self.comparison is not None or self.method != "exact"):
             return 0
         return 1 if self.outcome.status == "infeasible" else 3
 
@@ -152,9 +168,11 @@ def normalization(model: Model, how: str, lower: int | None = None) -> Normalize
 
 def run_solve(model: Model, options: Options = Options(),
               progress: Callable[[Attempt], None] | None = None,
-              extra: Sequence[Constraint] = ()) -> Run:
+              extra: Sequence[Constraint] = (), improvements: Listener | None = None) -> Run:
     """Solve `model` as `options` say; the answer is verified in raw cycles.  `extra`
     constraints (e.g. a pinned role from `kernels.roles`) join the registered ones.
+    `options.method` picks the scheduler (`scale.method`); a scalable one reports each better
+    schedule or bound to `improvements` as it finds it.
 
     `options.time_limit` bounds the whole run, not only the search: streaming, the bounds and
     normalization check the same deadline (`warpweave.limits`), and Ctrl-C is latched for the
@@ -197,7 +215,21 @@ def run_solve(model: Model, options: Options = Options(),
                 else options.max_stages
             reach = max(known.lower, -(-known.min_length // s_max))
             norm = normalization(model, options.normalize, reach)
-            outcome = go(norm.model if norm else model, options.paper_search)
+            method, chose = choose_method(norm.model if norm else model, options.method)
+            scaled = None
+            if method == "exact":
+                outcome = go(norm.model if norm else model, options.paper_search)
+            else:
+                scaled = run_method(norm.model if norm else model, method, cons,
+                                    time_limit=limits.remaining(), seed=options.seed,
+                                    max_stages=options.max_stages,
+                                    backend=backend if options.backend != "auto" else "cpsat",
+                                    encoding=options.encoding,
+                                    solve_limit=options.solve_limit, listener=improvements)
+                outcome = to_outcome(scaled, cons, options.max_stages or
+                                     scaled.bounds.default_max_stages(), backend,
+                                     options.encoding)
+                chosen = (chose,) if chose else ()
         except (limits.TimeUp, KeyboardInterrupt) as stop:
             return _stopped(model, streaming, cons, known, backend, options, stop, stage,
                             started, chosen)
@@ -216,7 +248,7 @@ def run_solve(model: Model, options: Options = Options(),
                            for v in c.check(model, schedule, semantics=options.semantics))
     solved = norm.model if norm else model
     return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison,
-               known, options.semantics)
+               known, options.semantics, method, scaled)
 
 
 def _chosen(options: Options, strategy: str, backend: str) -> tuple[str, ...]:
@@ -270,8 +302,12 @@ def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
     extra: dict = {**run.claim(), "semantics": run.semantics, "status": o.status,
                    "lower_bound": raw_lower, "backend": o.backend,
                    "encoding": o.encoding, "seconds": round(o.seconds, 3),
-                   "constraints": list(o.constraints),
+                   "constraints": list(o.constraints), "method": run.method,
+                   "gap": None if run.gap is None else round(run.gap, 4),
                    "notes": list(o.notes) + ([run.comparison] if run.comparison else [])}
+    if run.scaled is not None:
+        extra["lower_bound_how"] = list(run.scaled.lower_how)
+        extra["history"] = [x.to_dict() for x in run.scaled.history]
     if n is None:
         extra["proof"] = o.proof()
     if run.streaming:

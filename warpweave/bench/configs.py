@@ -19,6 +19,12 @@ from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND, SWEEP_BACKEND
 
 HEURISTIC = "heuristic"
 HEURISTIC_MODULE = "warpweave.core.heuristic"
+# The scalable methods (`warpweave solve --method`): a column each, like the heuristic, but with
+# the lower bound they report (`warpweave.scale`).
+SCALABLE = ("lns", "gaus")
+# What a suite is compared on when no configuration is asked for.
+SUITE_DEFAULTS = {"scale": (f"{MINIMIZE_BACKEND}/{DEFAULT_ENCODING} minimize", "lns", "gaus",
+                            HEURISTIC)}
 SEARCHES = ("minimize", "sweep")
 
 # The default matrix: solve's default first (the baseline), the other optimizing solvers on the
@@ -34,7 +40,8 @@ DEFAULT_MATRIX = ((MINIMIZE_BACKEND, DEFAULT_ENCODING, "minimize"),
 
 @attrs.frozen
 class Config:
-    """A backend spec, an encoding and a search strategy; or the heuristic (no encoding)."""
+    """A backend spec, an encoding and a search strategy; or the heuristic, LNS or GauS (no
+    encoding)."""
 
     backend: str
     encoding: str | None = None
@@ -42,22 +49,29 @@ class Config:
 
     @property
     def label(self) -> str:
-        return self.backend if self.heuristic else f"{self.backend}/{self.encoding} {self.search}"
+        return self.backend if self.method != "exact" else \
+            f"{self.backend}/{self.encoding} {self.search}"
 
     @property
     def heuristic(self) -> bool:
         return self.backend == HEURISTIC
 
+    @property
+    def method(self) -> str:
+        """exact (a backend, encoding and search), heuristic, lns or gaus."""
+        return self.backend if self.backend in (HEURISTIC, *SCALABLE) else "exact"
+
 
 def parse_label(text: str) -> Config:
     """The configuration a label names: `BACKEND/ENCODING SEARCH` (as reports print them; the
-    search may be left out: solve's auto) or `heuristic`."""
-    if text.strip() == HEURISTIC:
-        return Config(HEURISTIC)
+    search may be left out: solve's auto), `heuristic`, `lns` or `gaus`."""
+    if text.strip() in (HEURISTIC, *SCALABLE):
+        return Config(text.strip())
     spec, _, search = text.strip().partition(" ")
     backend, _, encoding = spec.rpartition("/")
     if not backend or not encoding:
-        raise InputError("a configuration is BACKEND/ENCODING [minimize|sweep] or heuristic",
+        raise InputError("a configuration is BACKEND/ENCODING [minimize|sweep], heuristic, lns "
+                         "or gaus",
                          ("--configs",), text)
     from warpweave.core.registry import ENCODINGS
     ENCODINGS.get(encoding)
@@ -99,7 +113,8 @@ def matrix(backends: Sequence[str] = (), encodings: Sequence[str] = (),
     if labels:
         chosen = [parse_label(x) for x in labels]
         heuristic = heuristic or any(c.heuristic for c in chosen)
-        triples = [(c.backend, c.encoding, c.search) for c in chosen if not c.heuristic]
+        triples = [(c.backend, c.encoding, c.search) for c in chosen if c.method == "exact"]
+        methods = [c for c in chosen if c.backend in SCALABLE]
     elif every:
         triples = [(b, e, s) for b in backend_specs() for e in ENCODINGS.names()
                    for s in SEARCHES if _fits(e, s)]
@@ -111,11 +126,19 @@ def matrix(backends: Sequence[str] = (), encodings: Sequence[str] = (),
             [DEFAULT_ENCODING] for s in searches or [_auto(e)] if _fits(e, s)]
     else:
         triples = list(DEFAULT_MATRIX)
+    if not labels:
+        methods = []
     usable = {b: _unavailable(b) for b in dict.fromkeys(b for b, _, _ in triples)}
     for b, why in usable.items():
         if why:
             notes.append(f"left out {b}: {why}")
     configs = [Config(*t) for t in dict.fromkeys(triples) if not usable[t[0]]]
+    for c in dict.fromkeys(methods):
+        why = _method_unavailable(c.backend)
+        if why:
+            notes.append(f"left out {c.backend}: {why}")
+        else:
+            configs.append(c)
     if heuristic:
         if heuristic_available():
             configs.append(Config(HEURISTIC))
@@ -124,6 +147,14 @@ def matrix(backends: Sequence[str] = (), encodings: Sequence[str] = (),
     if not configs:
         raise InputError("no configuration can run here", ("--backends",), list(usable))
     return configs, notes
+
+
+def _method_unavailable(method: str) -> str | None:
+    """Why a scalable method cannot run here (GauS without PyTorch), or None."""
+    if method == "gaus":
+        from warpweave.scale.method import gaus_available
+        return gaus_available()
+    return None
 
 
 def _takes_interval(encoding: str) -> bool:

@@ -8,7 +8,7 @@ the timeout as its own time limit; the parent kills the worker `grace` seconds a
 records a `timeout`.
 
 A record's `status`: optimal | infeasible (proven), feasible | unknown (the search's limit was
-reached first; for the heuristic: a schedule or none), timeout (killed), error.
+reached first; for the heuristic, LNS and GauS: a schedule or none), timeout (killed), error.
 """
 
 from __future__ import annotations
@@ -158,18 +158,23 @@ def _worker(case: Case, config: Config, settings: Settings, conn) -> None:
         model = case.load()
         if config.heuristic:
             from warpweave.core import heuristic  # noqa: F401  (imported before the clock)
+        elif config.method == "gaus":
+            import torch  # noqa: F401  (imported before the clock)
+        elif config.method == "lns":
+            from warpweave.core.registry import backend
+            backend("cpsat").version()
         else:
             from warpweave.core.registry import backend
             backend(config.backend).version()  # imports the solver package
         conn.send(("started", {"ops": len(model.ops), "edges": len(model.edges)}))
         if config.heuristic:
-            record = _heuristic(model, settings)
+            record = _heuristic(model, settings, case.without)
         else:
             def answered(a) -> None:  # the calls made; announcements of calls starting are not
                 if a.status != SOLVING:
                     conn.send(("attempt", a.to_dict()))
 
-            record = _solve(model, config, settings, answered)
+            record = _solve(model, config, settings, answered, case.without)
         conn.send(("done", record))
     except InputError as exc:
         conn.send(("error", f"input error: {exc}"))
@@ -179,12 +184,17 @@ def _worker(case: Case, config: Config, settings: Settings, conn) -> None:
         conn.close()
 
 
-def _solve(model: Model, config: Config, settings: Settings, progress) -> dict:
-    """The record of `run_solve` on `model`: answer, proof status and where the time went."""
+def _solve(model: Model, config: Config, settings: Settings, progress,
+           case_without: tuple[str, ...] = ()) -> dict:
+    """The record of `run_solve` on `model` (the case's rules left out): answer, proof status,
+    the gap to the lower bound (in the units solved), and where the time went."""
     from warpweave.pipeline import Options, run_solve
-    options = Options(backend=config.backend, encoding=config.encoding, search=config.search,
+    scalable = config.method != "exact"
+    options = Options(backend="auto" if scalable else config.backend,
+                      encoding=config.encoding or "integer",
+                      search=config.search or "auto", without=case_without,
                       max_stages=settings.max_stages, time_limit=settings.timeout,
-                      seed=settings.seed, normalize=settings.normalize)
+                      seed=settings.seed, normalize=settings.normalize, method=config.method)
     tick = time.perf_counter()
     run = run_solve(model, options, progress=progress)
     wall = time.perf_counter() - tick
@@ -196,32 +206,40 @@ def _solve(model: Model, config: Config, settings: Settings, progress) -> dict:
             "encode_seconds": round(sum(a.encode_seconds for a in attempts), 4),
             "build_seconds": round(sum(a.build_seconds for a in attempts), 4),
             "solve_seconds": round(sum(a.solve_seconds for a in attempts), 4),
-            "calls": len(attempts), "notes": list(o.notes)}
+            "calls": len(attempts), "notes": list(o.notes), "method": run.method,
+            "gap": _gap(o.schedule, o.lower_bound)}
 
 
-def _heuristic(model: Model, settings: Settings) -> dict:
+def _gap(units, lower: int) -> float | None:
+    return None if units is None else round((units.I - lower) / max(1, lower), 4)
+
+
+def _heuristic(model: Model, settings: Settings, without: tuple[str, ...] = ()) -> dict:
     """The heuristic on the model the search would solve (streaming ops at zero latency, the
     same normalization), its answer mapped back and verified in raw cycles."""
     from warpweave.core.heuristic import heuristic_schedule
     from warpweave.core.streaming import apply_streaming
+    from warpweave.core.verify import RULES
     from warpweave.pipeline import normalization
     tick = time.perf_counter()
     raw, _ = apply_streaming(model)
     norm = normalization(raw, settings.normalize)
+    rules = [r for r in RULES if r not in without]
     h = heuristic_schedule(norm.model if norm else raw, max_stages=settings.max_stages,
-                           seed=settings.seed, time_limit=settings.timeout)
+                           seed=settings.seed, time_limit=settings.timeout, rules=rules)
     schedule = h.schedule
     violations: tuple = ()
     if schedule is not None and norm is not None:
         from warpweave.core.verify import verify
         schedule = norm.denormalize(schedule)
-        violations = tuple(verify(raw, schedule))
+        violations = tuple(verify(raw, schedule, rules))
     wall = time.perf_counter() - tick
     return {**_answer(schedule, h.schedule, norm, violations),
             "status": "feasible" if h.schedule is not None else "unknown", "optimal": False,
             "lower_bound": h.lower_bound, "max_stages": h.max_stages,
             "wall_seconds": round(wall, 4), "calls": len(h.trials),
-            "notes": [h.why] if h.why else []}
+            "notes": [h.why] if h.why else [], "method": "heuristic",
+            "gap": _gap(h.schedule, h.lower_bound)}
 
 
 def _answer(raw, units, norm, violations) -> dict:

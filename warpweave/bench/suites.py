@@ -4,8 +4,11 @@ A `Case` is plain data (it crosses into a worker process) and builds its model t
 `load()`.  Suites: `kernels` (every library kernel on each machine it supports, default
 parameters, plus the sub-tiled FA3 forward and FA backward), `meta` (Meta's golden graphs,
 `benchmarks/models/`), `hatschet` (the committed HatScheT subset, `benchmarks/data/hatschet/`),
-`random` (seeded random loop bodies of growing size).  A target that is no suite name is one
-case: a model file, or a library kernel written `kernel[@machine]`.
+`random` (seeded random loop bodies of growing size), `scale` (what the scalable methods are for:
+the prior implementation's kernels modulo-only and joint, HatScheT's largest graphs, Meta's
+sub-tiled FA backward graph with warp groups, random graphs of 200 ops with warp groups and
+register limits and of 1,000 ops modulo-only).  A target that is no suite name is one case: a
+model file, or a library kernel written `kernel[@machine]`.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Case:
     size: int = 0                   # random: number of ops
     seed: int = 0                   # random: generator seed
     aux: str | None = None          # hatschet: the resource-model file
+    without: tuple[str, ...] = ()   # rules left out (modulo-only cases)
     reference: dict[str, Any] = attrs.field(factory=dict, eq=False, hash=False)
 
     def load(self) -> Model:
@@ -56,6 +60,12 @@ class Case:
         if self.kind == "random":
             from warpweave.bench.random_graphs import random_graph
             return random_graph(self.size, self.seed)
+        if self.kind == "scale":
+            from warpweave.bench.random_graphs import scale_graph
+            return scale_graph(self.size, self.seed, joint="joint" in self.params)
+        if self.kind == "meta-ddg":
+            from warpweave.importers import import_model
+            return import_model(self.target, "meta-ddg")
         raise ValueError(f"unknown case kind {self.kind!r}")
 
 
@@ -120,11 +130,40 @@ def random_cases(sizes: Sequence[int] = RANDOM_SIZES,
             for n in sizes for s in seeds]
 
 
+# The prior implementation's kernels (its README lists GauS's II for them) on our machines.
+SEED_KERNELS = (("fa-simplified", None), ("fa3-fwd", "h100"), ("fa4-fwd", "b200"),
+                ("gemm", "h100"))
+MODULO_RULES = ("dependence", "capacity", "completion")
+HATSCHET_LARGEST = 4
+
+
+def scale_cases(data: Path) -> list[Case]:
+    """The `scale` suite (see the module docstring).  Modulo-only cases leave out every rule but
+    dependence, capacity and completion (the prior implementation's setting)."""
+    from warpweave.core.verify import RULES
+    others = tuple(r for r in RULES if r not in MODULO_RULES)
+    out = []
+    for name, machine in SEED_KERNELS:
+        label = name + (f"@{machine}" if machine else "")
+        out.append(Case("scale", f"{label} modulo-only", "kernel", name, machine,
+                        without=others))
+        out.append(Case("scale", f"{label} joint", "kernel", name, machine))
+    largest = hatschet_cases(data)[-HATSCHET_LARGEST:]  # sorted by size
+    out += [attrs.evolve(c, suite="scale", without=others) for c in largest]
+    bwd = data / "data" / "meta-tlx" / "case4_FA_bwd_subtiled-ddg.json"
+    out.append(Case("scale", "case4_FA_bwd_subtiled joint", "meta-ddg", str(bwd)))
+    out += [Case("scale", f"scale-200-{s} joint", "scale", "scale", size=200, seed=s,
+                 params=("joint",)) for s in (0, 1)]
+    out.append(Case("scale", "scale-1000-0 modulo-only", "scale", "scale", size=1000, seed=0))
+    return out
+
+
 SUITES: dict[str, Callable[[Path], list[Case]]] = {
     "kernels": lambda data: kernel_cases(),
     "meta": meta_cases,
     "hatschet": hatschet_cases,
     "random": lambda data: random_cases(),
+    "scale": scale_cases,
 }
 
 

@@ -24,6 +24,8 @@ def _cases(records: Iterable[dict]) -> dict[tuple[str, str], list[dict]]:
 
 
 def _is_heuristic(r: dict) -> bool:
+    """A record of a method that proves nothing itself: the heuristic, LNS or GauS (no
+    encoding); compared on I."""
     return r.get("encoding") is None
 
 
@@ -118,7 +120,7 @@ def heuristic_rows(records: Sequence[dict]) -> list[dict]:
     """Per case with a proven optimum: the heuristic's I against it (units and raw cycles)."""
     rows = []
     for (suite, case), rs in _cases(records).items():
-        h = next((r for r in rs if _is_heuristic(r)), None)
+        h = next((r for r in rs if r["config"] == "heuristic"), None)
         opt = next((r for r in rs if r.get("status") == "optimal"), None)
         if h is None or opt is None:
             continue
@@ -264,6 +266,37 @@ def scaling_section(records: Sequence[dict], configs: Sequence[str]) -> list[str
             "wall seconds over those.", "", _table(["ops", *configs], rows)]
 
 
+def scale_section(records: Sequence[dict], configs: Sequence[str]) -> list[str]:
+    """The scale suite: every method's I against the best lower bound any of them proved on
+    the case, side by side (same run)."""
+    rows = []
+    for (suite, case), rs in _cases(records).items():
+        if suite != "scale":
+            continue
+        lower = max((r["lower_bound"] for r in rs if r.get("lower_bound") is not None),
+                    default=None)
+        scale = next((r["scale"] for r in rs if r.get("scale")), "-")
+        row: list = [case, rs[0].get("ops", "-"), scale, "-" if lower is None else lower]
+        mine = {r["config"]: r for r in rs}
+        for c in configs:
+            r = mine.get(c)
+            if r is None or r.get("I_units") is None:
+                row.append("-" if r is None else f"none ({r.get('status')}) "
+                           f"{_secs(r.get('wall_seconds'))}")
+                continue
+            mark = " ✓" if r.get("status") == "optimal" else ""
+            gap = (r["I_units"] - lower) / max(1, lower) if lower else 0.0
+            row.append(f"{r['I_units']}{mark} ({100 * gap:.1f}%) {_secs(r['wall_seconds'])}")
+        rows.append(row)
+    if not rows:
+        return []
+    return ["", "## Scale: every method against the best lower bound", "",
+            "Per case: the best lower bound on I that any configuration proved (units solved); "
+            "then each configuration's I, ✓ if proven optimal, its gap to that bound, and its "
+            "wall seconds.", "", _table(["case", "ops", "cycles/unit", "lower bound", *configs],
+                                        rows)]
+
+
 def markdown(header: dict, records: Sequence[dict]) -> str:
     """The whole report of a run."""
     configs, baseline = header["configs"], header["baseline"]
@@ -291,6 +324,7 @@ def markdown(header: dict, records: Sequence[dict]) -> str:
     out += meta_section(records, baseline)
     out += hatschet_section(records)
     out += scaling_section(records, configs)
+    out += scale_section(records, configs)
     out += ["", "## Cases", "",
             "Cells: I/L in the units solved (cycles/unit column), ✓ proven optimal (or `none "
             "✓`: proven infeasible), `(≥b)` not proven, no I below b; `limit`: the search's "

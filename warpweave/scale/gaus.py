@@ -32,6 +32,7 @@ from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.scale.legalize import legalize, repair_groups
+from warpweave.scale.lowerbound import structural
 from warpweave.scale.relaxation import Relaxation
 from warpweave.scale.result import Improvement, Listener, ScaleResult
 
@@ -241,6 +242,7 @@ def gaus_schedule(model: Model, constraints: Sequence[Constraint], *,
     notes = [f"GauS: {run.steps} Adam steps on {device}"
              + (f" ({options.threads} thread{'s' * (options.threads != 1)})"
                 if device == "cpu" else "") + f", seed {options.seed}"]
-    return ScaleResult("gaus", model, run.best, low, b, ("max(ResMII, RecMII)",),
+    how = structural(b).how if low == b.lower else (f"given: {low}",)
+    return ScaleResult("gaus", model, run.best, low, b, how,
                        tuple(run.history), time.perf_counter() - started,
                        None if run.best is not None else why, tuple(notes))

@@ -74,6 +74,8 @@ class _Search:
         self.history: list[Improvement] = []
         self.notes: list[str] = []
         self.solves = 0
+        self.shortest = bounds(model, self.rules).min_length
+        self.length_proven = False  # L shown minimal at the best I
         self.neighbours = {v: set() for v in model.op_names}
         for e in model.edges:
             if e.src != e.dst:
@@ -100,6 +102,8 @@ class _Search:
             return False
         if check(self.model, schedule, self.constraints):
             return False
+        if self.best is not None and schedule.I < self.best.I:
+            self.length_proven = False
         self.best = schedule
         self.event(how)
         return True
@@ -160,26 +164,36 @@ class _Search:
         return False
 
     def shorter_length(self) -> None:
-        """Windows at the best I for a shorter length (phase 4)."""
+        """Windows at the best I for a shorter length (phase 4).  Each window is tried at the
+        smallest stage count its pinned ops allow first, up to the best schedule's; a window of
+        every op whose answers are infeasible below and optimal at a stage count proves the
+        length minimal at this I (`length_proven`)."""
         stalled = 0
-        while self.left() > 0 and stalled < self.options.stall:
+        n = len(self.model.ops)
+        while self.left() > 0 and stalled < self.options.stall and not self.length_proven:
             b = self.best
             end = {v: t + self.model.op(v).cycles for v, t in b.start.items()}
             # Windows double every few failures (a longer L needs more ops to move at once).
-            size = min(len(self.model.ops), self.options.window << (stalled // 4))
+            size = min(n, self.options.window << (stalled // 4))
             if stalled % 2 == 0:  # the ops that end last, and what leads to them
                 last = max(end.values())
-                tail = {v for v, e in end.items() if e == last}
-                free = self.grown(tail, size)
+                free = self.grown({v for v, e in end.items() if e == last}, size)
             else:
                 free = set(self.rng.sample(self.model.op_names, size))
-            stages = math.ceil(b.L / b.I)
-            found = self.solve(b, free, stages)
-            if self.offer(found.schedule, f"lns: L={found.schedule.L if found.schedule else '-'}"
-                          f" ({len(free)} ops re-optimized)"):
-                stalled = 0
-            else:
-                stalled += 1
+            pinned_end = max((e for v, e in end.items() if v not in free), default=1)
+            improved, proven = False, len(free) == n
+            for stages in range(max(1, math.ceil(max(pinned_end, self.shortest) / b.I)),
+                                b.stages + 1):
+                found = self.solve(b, free, stages)
+                if found.schedule is not None:
+                    improved = self.offer(found.schedule, f"lns: L={found.schedule.L} "
+                                          f"({len(free)} ops re-optimized)")
+                    proven = proven and found.status == "OPTIMAL"
+                    break
+                proven = proven and found.status == "UNSAT"
+            if proven:
+                self.length_proven = True
+            stalled = 0 if improved else stalled + 1
 
 
 def _first_schedule(model: Model, constraints: Sequence[Constraint], options: LnsOptions,
@@ -226,17 +240,17 @@ def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
                                   max_stages=max_stages, seed=options.seed)
         run.raise_lower(found)
         run.offer(found.schedule, "exact search")
-    shortest = bounds(model, run.rules).min_length
     exhausted = False
     while run.best is not None and run.left() > 0 and not exhausted:
-        if (run.best.I, run.best.L) == (run.lower.value, shortest):
+        if (run.best.I, run.best.L) == (run.lower.value, run.shortest):
             break  # both at their lower bounds: optimal
         if run.best.I > run.lower.value and run.smaller_interval(run.best.I - 1):
             continue
         run.shorter_length()
         exhausted = True
     optimal = run.best is not None and (
-        (run.best.I, run.best.L) == (run.lower.value, shortest) or (
+        (run.best.I == run.lower.value and (run.best.L == run.shortest or run.length_proven))
+        or (
             run.lower.optimal and run.lower.schedule is not None and
             (run.best.I, run.best.L) == (run.lower.schedule.I, run.lower.schedule.L)))
     if run.best is not None:

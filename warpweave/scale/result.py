@@ -4,6 +4,7 @@ how the answer improved over time (for the anytime display and the benchmarks)."
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TextIO
 
 import attrs
 
@@ -40,6 +41,27 @@ class Improvement:
 
 
 Listener = Callable[[Improvement], None]
+
+
+def improvement_line(x: Improvement) -> str:
+    """One moment of an anytime run, for a terminal: the best I and L, the lower bound, the
+    gap, the seconds, and how."""
+    found = f"I={x.I} L={x.L}" if x.I is not None else "no schedule yet"
+    gap_text = f"gap {100 * x.gap:.1f}%" if x.gap is not None else "gap -"
+    return f"  {x.seconds:7.2f} s  {found}  lower bound {x.lower}  {gap_text}  ({x.how})"
+
+
+def improvement_printer(stream: TextIO) -> Listener | None:
+    """A listener that prints each improvement on `stream` when it is a terminal (else None:
+    piped output and --json stay clean)."""
+    if not stream.isatty():
+        return None
+
+    def show(x: Improvement) -> None:
+        stream.write(improvement_line(x) + "\n")
+        stream.flush()
+
+    return show
 
 
 @attrs.frozen
