@@ -215,7 +215,12 @@ def run_solve(model: Model, options: Options = Options(),
                 else options.max_stages
             reach = max(known.lower, -(-known.min_length // s_max))
             norm = normalization(model, options.normalize, reach)
-            method, chose = choose_method(norm.model if norm else model, options.method)
+            method, chose = choose_method(model, options.method)
+            if method != "exact" and options.normalize == "auto" and norm is not None and \
+                    bounds(norm.model, {c.name for c in cons}).lower * norm.scale != known.lower:
+                # The scalable methods do not grow with cycle counts the way the exact search
+                # does: they work in raw cycles unless the units lose nothing of the bound.
+                norm = None
             scaled = None
             if method == "exact":
                 outcome = go(norm.model if norm else model, options.paper_search)

@@ -38,7 +38,8 @@ SCHEDULE_EXTRA_KEYS = {"stage", "cycle", "optimal", "lower_bound", "proof", "sta
                        "encoding", "seconds", "scale", "status", "streaming", "paper_search",
                        "tie_breakers", "constraints", "notes", "machine", "heuristic",
                        "I_optimal", "proven_in", "stage_bound",
-                       "stage_bound_needed", "semantics"}
+                       "stage_bound_needed", "semantics", "method", "gap", "lower_bound_how",
+                       "history"}
 
 
 # ---------------------------------------------------------------------------------------------

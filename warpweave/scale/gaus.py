@@ -26,6 +26,7 @@ from collections.abc import Sequence
 import attrs
 import torch
 
+from warpweave import limits
 from warpweave.core.assign import allowed_groups
 from warpweave.core.bounds import bounds, start_windows
 from warpweave.core.constraints import Constraint
@@ -229,20 +230,28 @@ def gaus_schedule(model: Model, constraints: Sequence[Constraint], *,
     low = max(b.lower, lower or 0)
     run = _Run(model, constraints, options, low, max_stages or b.default_max_stages(),
                None if time_limit is None else started + time_limit, listener)
+    interrupted = False
     stuck = next((v for v, gs in run.allowed.items() if not gs), None)
     if stuck is not None:
         why = f"no group may run {stuck} (warp fit, variable latency)"
     else:
-        run.run(b.i_upper)
+        try:
+            run.run(b.i_upper)
+        except limits.TimeUp as stop:
+            run.notes.append(str(stop))
+        except KeyboardInterrupt:
+            interrupted = True
+            run.notes.append("interrupted")
         why = None if run.best is not None else (
             f"time limit of {time_limit} s reached" if run.out_of_time() else
             f"no legalization succeeded up to I={b.i_upper}") + \
             (f"; last failure at {run.last_why}" if run.last_why else "")
     device = run.device.type
-    notes = [f"GauS: {run.steps} Adam steps on {device}"
+    notes = run.notes + [f"GauS: {run.steps} Adam steps on {device}"
              + (f" ({options.threads} thread{'s' * (options.threads != 1)})"
                 if device == "cpu" else "") + f", seed {options.seed}"]
     how = structural(b).how if low == b.lower else (f"given: {low}",)
     return ScaleResult("gaus", model, run.best, low, b, how,
                        tuple(run.history), time.perf_counter() - started,
-                       None if run.best is not None else why, tuple(notes))
+                       None if run.best is not None else why, tuple(notes),
+                       interrupted=interrupted)

@@ -30,6 +30,7 @@ from collections.abc import Sequence
 
 import attrs
 
+from warpweave import limits
 from warpweave.core.bounds import bounds
 from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
@@ -70,11 +71,12 @@ class _Search:
         self.started = time.perf_counter()
         self.rng = random.Random(options.seed)
         self.best: Schedule | None = None
-        self.lower = structural(bounds(model, self.rules))
+        self.bounds = bounds(model, self.rules)  # now: after the deadline it would raise
+        self.lower = structural(self.bounds)
         self.history: list[Improvement] = []
         self.notes: list[str] = []
         self.solves = 0
-        self.shortest = bounds(model, self.rules).min_length
+        self.shortest = self.bounds.min_length
         self.length_proven = False  # L shown minimal at the best I
         self.neighbours = {v: set() for v in model.op_names}
         for e in model.edges:
@@ -220,10 +222,38 @@ def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
                  start: Schedule | None = None, max_stages: int | None = None,
                  listener: Listener | None = None) -> ScaleResult:
     """LNS on `model` under `constraints` (see the module docstring); `time_limit` defaults to
-    DEFAULT_TIME seconds."""
+    DEFAULT_TIME seconds.  The time limit (also the run's deadline, `warpweave.limits`, when
+    one is open) and Ctrl-C stop it with the best schedule so far."""
     budget = DEFAULT_TIME if time_limit is None else time_limit
     started = time.perf_counter()
     run = _Search(model, constraints, options, started + budget, listener)
+    interrupted = False
+    try:
+        _phases(run, model, constraints, options, budget, start, max_stages)
+    except limits.TimeUp:
+        run.notes.append(f"time limit of {budget:g} s reached")
+    except KeyboardInterrupt:
+        interrupted = True
+        run.notes.append("interrupted")
+    optimal = run.best is not None and (
+        (run.best.I == run.lower.value and (run.best.L == run.shortest or run.length_proven))
+        or (
+            run.lower.optimal and run.lower.schedule is not None and
+            (run.best.I, run.best.L) == (run.lower.schedule.I, run.lower.schedule.L)))
+    if run.best is not None:
+        run.notes.append(f"LNS: {run.solves} neighbourhood solves "
+                         f"({options.backend}/{options.encoding}, at most "
+                         f"{options.solve_limit:g} s each)")
+    return ScaleResult("lns", model, run.best, run.lower.value, run.bounds,
+                       run.lower.how, tuple(run.history), time.perf_counter() - started,
+                       None if run.best is not None else "no starting schedule was found",
+                       tuple(run.notes), optimal, interrupted)
+
+
+def _phases(run: _Search, model: Model, constraints: Sequence[Constraint],
+            options: LnsOptions, budget: float, start: Schedule | None,
+            max_stages: int | None) -> None:
+    """The four phases of the module docstring, keeping `run` up to date as they go."""
     how = "given"
     if start is None:
         start, how = _first_schedule(model, constraints, options,
@@ -240,24 +270,10 @@ def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
                                   max_stages=max_stages, seed=options.seed)
         run.raise_lower(found)
         run.offer(found.schedule, "exact search")
-    exhausted = False
-    while run.best is not None and run.left() > 0 and not exhausted:
+    while run.best is not None and run.left() > 0:
         if (run.best.I, run.best.L) == (run.lower.value, run.shortest):
-            break  # both at their lower bounds: optimal
+            return  # both at their lower bounds: optimal
         if run.best.I > run.lower.value and run.smaller_interval(run.best.I - 1):
             continue
         run.shorter_length()
-        exhausted = True
-    optimal = run.best is not None and (
-        (run.best.I == run.lower.value and (run.best.L == run.shortest or run.length_proven))
-        or (
-            run.lower.optimal and run.lower.schedule is not None and
-            (run.best.I, run.best.L) == (run.lower.schedule.I, run.lower.schedule.L)))
-    if run.best is not None:
-        run.notes.append(f"LNS: {run.solves} neighbourhood solves "
-                         f"({options.backend}/{options.encoding}, at most "
-                         f"{options.solve_limit:g} s each)")
-    return ScaleResult("lns", model, run.best, run.lower.value, bounds(model, run.rules),
-                       run.lower.how, tuple(run.history), time.perf_counter() - started,
-                       None if run.best is not None else "no starting schedule was found",
-                       tuple(run.notes), optimal)
+        return

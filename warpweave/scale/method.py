@@ -105,4 +105,5 @@ def to_outcome(result: ScaleResult, constraints: Sequence[Constraint], max_stage
     return Outcome(result.model, s, status, status == "optimal", result.lower_bound,
                    result.bounds, max_stages, (), how,
                    encoding if result.method == "lns" else "-",
-                   tuple(c.name for c in constraints), result.seconds, False, tuple(notes))
+                   tuple(c.name for c in constraints), result.seconds, result.interrupted,
+                   tuple(notes))

@@ -80,7 +80,8 @@ class ScaleResult:
     seconds: float
     why: str | None = None
     notes: tuple[str, ...] = ()
-    lower_proven_optimal: bool = False  # the lower bound search itself proved the answer
+    lower_proven_optimal: bool = False  # I and L both proven minimal
+    interrupted: bool = False           # stopped by Ctrl-C
 
     @property
     def gap(self) -> float | None:

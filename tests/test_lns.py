@@ -1,0 +1,105 @@
+"""Large-neighbourhood search (warpweave.scale.lns, .neighbourhood): every schedule it keeps passes
+the verifier, on tiny models its answer is the exact optimum, neighbourhoods are exact (the
+whole model free is the exact question; a reduced neighbourhood merges back into a valid
+schedule), and `solve --method lns|auto`."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+
+from warpweave.bench.random_graphs import scale_graph
+from warpweave.cli import main
+from warpweave.core.heuristic import heuristic_schedule
+from warpweave.core.search import MODULO_ONLY, constraint_set, search
+from warpweave.core.verify import verify
+from warpweave.scale.lns import LnsOptions, lns_schedule
+from warpweave.scale.method import AUTO_EXACT_OPS, choose
+from warpweave.scale.neighbourhood import binding, neighbourhood, reoptimize
+
+from .strategies import models, tiny_models
+
+FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+QUICK = LnsOptions(solve_limit=2.0, stall=4, isolate=False)
+
+
+@FEW
+@given(models(max_ops=5))
+def test_every_schedule_lns_keeps_passes_the_verifier(m):
+    r = lns_schedule(m, constraint_set(), options=QUICK, time_limit=6)
+    if r.schedule is not None:
+        assert verify(m, r.schedule) == []
+        assert r.schedule.I >= r.lower_bound
+    for x in r.history:  # every improvement on the way is one the verifier accepted
+        assert x.I is None or x.I >= r.lower_bound
+
+
+@FEW
+@given(tiny_models())
+def test_on_tiny_models_lns_finds_the_exact_optimum(m):
+    exact = search(m, isolate=False)
+    r = lns_schedule(m, constraint_set(), options=QUICK, time_limit=20)
+    if exact.status != "optimal":  # infeasible, or the search's stage bound in the way
+        return
+    assert r.schedule is not None
+    assert (r.schedule.I, r.schedule.L) == (exact.schedule.I, exact.schedule.L)
+    assert r.lower_proven_optimal
+
+
+def test_the_whole_model_free_is_the_exact_question():
+    m = scale_graph(12, 2, joint=True)
+    exact = search(m, isolate=False)
+    assert exact.status == "optimal"
+    s = exact.schedule
+    found = reoptimize(m, s, set(m.op_names), binding(m, constraint_set()), stages=s.stages,
+                       time_limit=30, isolate=False)
+    assert found.status == "OPTIMAL" and found.schedule.L == s.L
+
+
+def test_a_reduced_neighbourhood_merges_into_a_valid_schedule():
+    """Modulo-only, 200 ops: the neighbourhood of 8 ops holds them, their edge neighbours and
+    one background op per unit instead of every op sharing a unit."""
+    m = scale_graph(200, 1)
+    cons = constraint_set(only=MODULO_ONLY)
+    s = heuristic_schedule(m, rules=[c.name for c in cons]).schedule
+    free = set(m.op_names[50:58])
+    hood = neighbourhood(m, s, free, {c.name for c in cons})
+    assert len(hood.model.ops) < 60
+    assert any(v.startswith("~background:") for v in hood.pinned)
+    found = reoptimize(m, s, free, cons, stages=s.stages + 1, time_limit=10, isolate=False)
+    assert found.schedule is not None
+    assert verify(m, found.schedule, [c.name for c in cons]) == []
+    assert found.schedule.I == s.I
+
+
+def test_binding_leaves_out_rules_no_schedule_can_break():
+    one_group = scale_graph(30, 0)
+    names = [c.name for c in binding(one_group, constraint_set())]
+    assert "concurrency" not in names and "register_limit" not in names
+    assert "capacity" in names and "dependence" in names
+    joint = scale_graph(30, 0, joint=True)
+    assert {c.name for c in binding(joint, constraint_set())} == \
+        {c.name for c in constraint_set()}
+
+
+def test_auto_is_exact_up_to_the_threshold_and_lns_above():
+    assert choose(scale_graph(AUTO_EXACT_OPS, 0), "auto") == ("exact", None)
+    method, why = choose(scale_graph(AUTO_EXACT_OPS + 1, 0), "auto")
+    assert method == "lns" and str(AUTO_EXACT_OPS) in why
+
+
+@pytest.mark.slow
+def test_solve_method_lns_on_a_1000_op_graph(tmp_path, capsys):
+    """The issue's example: a generated 1,000-op graph, a verified schedule and its gap."""
+    from warpweave.bench.random_graphs import scale_graph_doc
+    from warpweave.core.formats import model_from_dict, schedule_from_dict
+    doc = scale_graph_doc(1000, 0)
+    path = tmp_path / "g.json"
+    path.write_text(json.dumps(doc))
+    assert main(["solve", str(path), "--method", "lns", "--time-limit", "40", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["method"] == "lns" and answer["gap"] is not None and answer["gap"] <= 0.1
+    m = model_from_dict(doc)
+    assert verify(m, schedule_from_dict(answer, m)) == []
