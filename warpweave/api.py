@@ -45,6 +45,7 @@ from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.outputs import file_stem, output_dir, output_file, replacing, write_into
 from warpweave.pipeline import Options, Run, load_target, report, run_solve
+from warpweave.scale.result import Improvement
 
 Source = str | os.PathLike | Mapping
 _DEFAULT = Options()
@@ -174,6 +175,16 @@ class Result:
         return self.run.outcome.lower_bound * scale
 
     @property
+    def gap(self) -> float | None:
+        """(I - lower bound) / lower bound in raw cycles (None without a schedule)."""
+        return self.run.gap
+
+    @property
+    def method(self) -> str:
+        """The scheduler that answered: exact, lns, gaus or heuristic."""
+        return self.run.method
+
+    @property
     def bounds(self) -> Bounds:
         """The bounds of the model searched (normalized units, if it was normalized)."""
         return self.run.outcome.bounds
@@ -223,17 +234,21 @@ def solve(model: Source, *, backend: str = _DEFAULT.backend, encoding: str = _DE
           tie_breakers: Sequence[str] = _DEFAULT.tie_breakers, seed: int = _DEFAULT.seed,
           streaming: bool = _DEFAULT.streaming, normalize: str = _DEFAULT.normalize,
           isolate: bool = _DEFAULT.isolate, semantics: str = _DEFAULT.semantics,
-          progress: Callable[[Attempt], None] | None = None) -> Result:
+          method: str = _DEFAULT.method,
+          progress: Callable[[Attempt], None] | None = None,
+          improvements: Callable[[Improvement], None] | None = None) -> Result:
     """An optimal schedule and warp assignment of `model`, with its proof, verified in raw
     cycles; the options and their defaults are `warpweave solve`'s (`warpweave solve --help`).
     `isolate=False` runs solver calls in this process (faster for many tiny models; no hard time
-    limit).  A time limit returns the best verified schedule so far with `optimal` False."""
+    limit).  A time limit returns the best verified schedule so far with `optimal` False.
+    `method` is `solve --method`: exact, lns, gaus, heuristic or auto (exact up to 60 ops, LNS
+    above); a scalable method reports each better schedule or bound to `improvements`."""
     options = Options(backend=backend, encoding=encoding, search=search,
                       without=tuple(without), max_stages=max_stages, time_limit=time_limit,
                       solve_limit=solve_limit, paper_search=paper_search,
                       tie_breakers=tuple(tie_breakers), seed=seed, streaming=streaming,
-                      normalize=normalize, isolate=isolate, semantics=semantics)
-    run = run_solve(load_model(model), options, progress=progress)
+                      normalize=normalize, isolate=isolate, semantics=semantics, method=method)
+    run = run_solve(load_model(model), options, progress=progress, improvements=improvements)
     return Result(run, ring_depths(run.raw, run.schedule, run.streaming)
                   if run.schedule is not None else None)
 

@@ -1,15 +1,19 @@
 """GauS as a scheduler: the differentiable relaxation (`relaxation.py`) optimized with Adam under
 an augmented Lagrangian, then legalized into a verified schedule (`legalize.py`).
 
-For each I from the lower bound upward (steps of about 1% of I, at least 1), the relaxation is
-initialized from the earliest start times the dependences allow at that I (the previous I's means
-once there are some), and optimized: minimize `f + sum(lambda * V) + rho/2 * sum(V^2)` over the
-means, spreads and group logits, with the multipliers updated `lambda += rho * V` every
-`dual_every` steps and rho growing; the spreads' cap shrinks to nearly zero over the steps so
-that the distributions end nearly one-hot.  Every `legalize_every` steps and at the end, the means
-and the most likely groups are legalized; the first verified schedule ends the I loop (every
-smaller I was tried first).  When an I fails, its last relaxed solution is also legalized at a
-few larger I, so that some verified schedule is known early.
+At one I the relaxation starts from the earliest start times the dependences allow and is
+optimized: minimize `f + sum(lambda * V) + rho/2 * sum(V^2)` over the means, spreads and group
+logits with Adam, the multipliers updated `lambda += rho * V` every `dual_every` steps and rho
+growing; the spreads' cap shrinks to nearly zero over the steps, so that the distributions end
+nearly one-hot.  Every `legalize_every` steps and at the end, the means and the most likely
+groups (spill-induced recurrences repaired) are legalized.
+
+Which I: first the lower bound; if it does not legalize there, the same relaxed solution is
+legalized at growing I (1%, 2%, 5%, ... above) until one verifies - some schedule early.  Then a
+bisection between the lower bound and the best I found, a fresh relaxation at each I tried, its
+solution also legalized at larger I below the best.  Feasibility is not monotone in I, so the
+bisection is a search order, not a proof: GauS proves nothing; the lower bound it reports is
+max(ResMII, RecMII).
 
 The answer is verified against every constraint in force by `legalize`; a failed legalization is
 reported (`ScaleResult.why`), never returned as a schedule.  A fixed `seed` gives the same
@@ -110,16 +114,13 @@ class _Run:
         stages = max(self.max_stages, math.ceil(self.min_length / I) + 2)
         return stages * I
 
-    def relax(self, I: int, warm: Relaxation | None) -> Relaxation | None:  # noqa: E741
-        """The relaxation at I, optimized (legalizing as it goes); None if the dependences
-        alone rule I out."""
+    def relax(self, I: int) -> Relaxation | None:  # noqa: E741
+        """The relaxation at I, from the earliest start times the dependences allow, optimized
+        (legalizing as it goes); None if the dependences alone rule I out."""
         windows = start_windows(self.model, I, self.horizon(I), edges="dependence" in self.rules)
         if windows is None:
             return None
         start = {v: float(lo) for v, (lo, _) in windows.items()}
-        if warm is not None:  # the other I's means, stretched stage by stage
-            old = warm.decoded()[0]
-            start = {v: max(start[v], old[v] * I / warm.I) for v in start}
         rel = Relaxation(self.model, I, self.horizon(I), self.rules, self.allowed, start,
                          self.generator, self.device)
         self.optimize(rel)
@@ -128,34 +129,44 @@ class _Run:
     def found_at_most(self, I: int) -> bool:  # noqa: E741
         return self.best is not None and self.best.I <= I
 
+    def fallbacks(self, rel: Relaxation, upper: int) -> None:
+        """The relaxed solution of a failed I legalized at larger I (growing by 1%, 2%, 5%,
+        ... of it) below the best found and at most `upper`, until one verifies."""
+        low = rel.I
+        for share in (0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8):
+            top = upper if self.best is None else min(upper, self.best.I - 1)
+            bigger = min(top, low + max(1, math.ceil(share * low)))
+            if bigger <= low or self.out_of_time() or self.try_legalize(
+                    rel, bigger, f"gaus (I={low} relaxed, legalized at {bigger})"):
+                return
+            if bigger == top:
+                return
+
     def run(self, upper: int) -> None:
         """Phase A: optimize at the lower bound and legalize there, else the same solution at
         growing I until one verifies.  Phase B: bisect between the lower bound and the best I
-        found, optimizing at each I tried (warm-started from the nearest relaxed solution)."""
-        low, warm = self.lower, None
+        found, optimizing at each I tried and legalizing a failed one at larger I below the
+        best."""
+        low, first = self.lower, None
         while low <= upper and not self.out_of_time():
-            warm = self.relax(low, None)
-            if warm is not None:
+            first = self.relax(low)
+            if first is not None:
                 break
             low += 1  # a recurrence through the horizon: the dependences alone rule it out
-        if warm is None or self.found_at_most(low):
+        if first is None or self.found_at_most(low):
             return
-        for share in (0.01, 0.02, 0.05, 0.1, 0.2, 0.35, 0.5, 0.75, 1, 1.5, 2, 3, 5, 8):
-            bigger = min(upper, low + max(1, math.ceil(share * low)))
-            if self.out_of_time() or self.try_legalize(
-                    warm, bigger, f"gaus (I={low} relaxed, legalized at {bigger})"):
-                break
-            if bigger == upper:
-                break
+        self.fallbacks(first, upper)
         left, right = low + 1, (self.best.I - 1 if self.best is not None else upper)
         while left <= right and not self.out_of_time():
             mid = (left + right) // 2
-            rel = self.relax(mid, warm)
+            rel = self.relax(mid)
+            if not self.found_at_most(mid) and rel is not None:
+                self.fallbacks(rel, right)
             if self.found_at_most(mid):
                 right = self.best.I - 1
             else:
                 left = mid + 1
-            warm = rel or warm
+                right = min(right, self.best.I - 1) if self.best is not None else right
 
     def optimize(self, rel: Relaxation) -> bool:
         """Adam under the augmented Lagrangian at rel.I; True when a legalization succeeded."""

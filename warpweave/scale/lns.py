@@ -2,8 +2,8 @@
 neighbourhoods of ops with the exact encoding and a short time limit each, keep the best verified
 schedule.  Anytime: every better schedule and every better lower bound is reported as it comes.
 
-1. **Start**: the given schedule, else the heuristic's (iterative modulo scheduling), else GauS's
-   when PyTorch is installed.
+1. **Start**: the given schedule, else the heuristic's (iterative modulo scheduling) and, when
+   PyTorch is installed and the heuristic did not reach the lower bound, GauS's: the better.
 2. **Lower bound**: max(ResMII, RecMII), raised by what the exact search proves in a share of the
    time (`lowerbound.exact_lower_bound`); if that search ends with a better schedule, it is kept.
 3. **Smaller I**: the best schedule is projected onto I - 1 (each op keeps its stage and its
@@ -51,7 +51,7 @@ class LnsOptions:
     solve_limit: float = 5.0  # seconds per neighbourhood solve
     backend: str = "cpsat"
     encoding: str = "integer"
-    start: str = "heuristic"  # heuristic | gaus: where the first schedule comes from
+    start: str = "auto"       # auto | heuristic | gaus: where the first schedule comes from
     start_share: float = 0.3  # of the time: for the first schedule
     lower_share: float = 0.2  # of the time: for the exact search's lower bound
     stall: int = 20           # L windows in a row without improvement before stopping
@@ -199,22 +199,36 @@ class _Search:
 
 
 def _first_schedule(model: Model, constraints: Sequence[Constraint], options: LnsOptions,
-                    time_limit: float, max_stages: int | None) -> tuple[Schedule | None, str]:
-    """The starting point: the heuristic's schedule, or GauS's (see the module docstring)."""
+                    time_limit: float, longer: float,
+                    max_stages: int | None) -> tuple[Schedule | None, str]:
+    """The starting point (phase 1) within `time_limit` seconds, or `longer` if nothing is found
+    by then: `heuristic`: the heuristic's schedule, else GauS's; `auto`: the heuristic's within
+    half the time, and GauS's too (when PyTorch is installed) unless the heuristic reached the
+    lower bound - the better of the two; `gaus`: GauS's."""
     from warpweave.core.heuristic import heuristic_schedule
     names = [c.name for c in constraints]
-    if options.start == "heuristic":
-        h = heuristic_schedule(model, rules=names, seed=options.seed, time_limit=time_limit,
+    found: list[tuple[Schedule, str]] = []
+    started = time.perf_counter()
+    if options.start in ("heuristic", "auto"):
+        share = time_limit / 2 if options.start == "auto" else time_limit
+        h = heuristic_schedule(model, rules=names, seed=options.seed, time_limit=share,
                                max_stages=max_stages)
         if h.schedule is not None:
-            return h.schedule, "heuristic"
+            found.append((h.schedule, "heuristic"))
+            if options.start == "heuristic" or h.schedule.I == h.lower_bound:
+                return found[0]
     try:
         from warpweave.scale.gaus import GausOptions, gaus_schedule
-    except ImportError:
-        return None, "heuristic"
+    except ImportError:  # PyTorch is not installed
+        return found[0] if found else (None, options.start)
+    left = (time_limit if found else longer) - (time.perf_counter() - started)
     g = gaus_schedule(model, constraints, options=GausOptions(seed=options.seed),
-                      time_limit=time_limit, max_stages=max_stages)
-    return g.schedule, "gaus"
+                      time_limit=max(0.0, left), max_stages=max_stages)
+    if g.schedule is not None:
+        found.append((g.schedule, "gaus"))
+    if not found:
+        return None, options.start
+    return min(found, key=lambda x: (x[0].I, x[0].L))
 
 
 def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
@@ -256,8 +270,8 @@ def _phases(run: _Search, model: Model, constraints: Sequence[Constraint],
     """The four phases of the module docstring, keeping `run` up to date as they go."""
     how = "given"
     if start is None:
-        start, how = _first_schedule(model, constraints, options,
-                                     options.start_share * budget, max_stages)
+        start, how = _first_schedule(model, constraints, options, options.start_share * budget,
+                                     (1 - options.lower_share) * budget, max_stages)
     if start is not None and not check(model, start, constraints):
         run.best = start
         run.event(f"start: {how}")
