@@ -22,7 +22,7 @@ from warpweave.scale.neighbourhood import binding, neighbourhood, reoptimize
 from .strategies import models, tiny_models
 
 FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-QUICK = LnsOptions(solve_limit=2.0, stall=4, isolate=False)
+QUICK = LnsOptions(solve_limit=2.0, stall=4, isolate=False, start="heuristic")
 
 
 @FEW

@@ -35,6 +35,8 @@ SWEEP_BACKEND, MINIMIZE_BACKEND = defaults.SWEEP_BACKEND, defaults.MINIMIZE_BACK
 # Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units
 # (machines.normalize.auto_unit picks the unit that rounds the bound least).
 AUTO_THRESHOLD, RESOLUTION = 128, 64
+# The lns, gaus and heuristic methods normalize only above this lower bound (cycles).
+SCALABLE_RAW_UP_TO = 512
 
 
 @attrs.frozen
@@ -216,10 +218,11 @@ def run_solve(model: Model, options: Options = Options(),
             reach = max(known.lower, -(-known.min_length // s_max))
             norm = normalization(model, options.normalize, reach)
             method, chose = choose_method(model, options.method)
-            if method != "exact" and options.normalize == "auto" and norm is not None and \
-                    bounds(norm.model, {c.name for c in cons}).lower * norm.scale != known.lower:
-                # The scalable methods do not grow with cycle counts the way the exact search
-                # does: they work in raw cycles unless the units lose nothing of the bound.
+            if method != "exact" and options.normalize == "auto" and \
+                    known.lower <= SCALABLE_RAW_UP_TO:
+                # The scalable methods grow with I more gently than the exact search (tables of
+                # I slots, not encodings): raw cycles up to SCALABLE_RAW_UP_TO, where rounding
+                # costs up would lose more than it saves.
                 norm = None
             scaled = None
             if method == "exact":

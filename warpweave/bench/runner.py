@@ -207,7 +207,8 @@ def _solve(model: Model, config: Config, settings: Settings, progress,
             "build_seconds": round(sum(a.build_seconds for a in attempts), 4),
             "solve_seconds": round(sum(a.solve_seconds for a in attempts), 4),
             "calls": len(attempts), "notes": list(o.notes), "method": run.method,
-            "gap": _gap(o.schedule, o.lower_bound)}
+            "gap": _gap(o.schedule, o.lower_bound),
+            "raw_lower_bound": run.raw_bounds.lower if run.raw_bounds else None}
 
 
 def _gap(units, lower: int) -> float | None:
@@ -217,6 +218,7 @@ def _gap(units, lower: int) -> float | None:
 def _heuristic(model: Model, settings: Settings, without: tuple[str, ...] = ()) -> dict:
     """The heuristic on the model the search would solve (streaming ops at zero latency, the
     same normalization), its answer mapped back and verified in raw cycles."""
+    from warpweave.core.bounds import bounds
     from warpweave.core.heuristic import heuristic_schedule
     from warpweave.core.streaming import apply_streaming
     from warpweave.core.verify import RULES
@@ -239,7 +241,8 @@ def _heuristic(model: Model, settings: Settings, without: tuple[str, ...] = ()) 
             "lower_bound": h.lower_bound, "max_stages": h.max_stages,
             "wall_seconds": round(wall, 4), "calls": len(h.trials),
             "notes": [h.why] if h.why else [], "method": "heuristic",
-            "gap": _gap(h.schedule, h.lower_bound)}
+            "gap": _gap(h.schedule, h.lower_bound),
+            "raw_lower_bound": bounds(raw, rules).lower}
 
 
 def _answer(raw, units, norm, violations) -> dict:

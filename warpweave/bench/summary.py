@@ -266,35 +266,43 @@ def scaling_section(records: Sequence[dict], configs: Sequence[str]) -> list[str
             "wall seconds over those.", "", _table(["ops", *configs], rows)]
 
 
+def _raw_lower(r: dict) -> int | None:
+    """A record's lower bound on I in raw cycles: its proven bound when it solved in cycles,
+    else the raw model's max(ResMII, RecMII) (a bound proven in units says nothing in cycles)."""
+    if r.get("scale", 1) == 1 and r.get("lower_bound") is not None:
+        return r["lower_bound"]
+    return r.get("raw_lower_bound")
+
+
 def scale_section(records: Sequence[dict], configs: Sequence[str]) -> list[str]:
-    """The scale suite: every method's I against the best lower bound any of them proved on
-    the case, side by side (same run)."""
+    """The scale suite: every method's I (raw cycles) against the best lower bound any of them
+    proved on the case, side by side (same run)."""
     rows = []
     for (suite, case), rs in _cases(records).items():
         if suite != "scale":
             continue
-        lower = max((r["lower_bound"] for r in rs if r.get("lower_bound") is not None),
-                    default=None)
-        scale = next((r["scale"] for r in rs if r.get("scale")), "-")
-        row: list = [case, rs[0].get("ops", "-"), scale, "-" if lower is None else lower]
+        lower = max((x for x in map(_raw_lower, rs) if x is not None), default=None)
+        row: list = [case, rs[0].get("ops", "-"), "-" if lower is None else lower]
         mine = {r["config"]: r for r in rs}
         for c in configs:
             r = mine.get(c)
-            if r is None or r.get("I_units") is None:
+            if r is None or r.get("I") is None:
                 row.append("-" if r is None else f"none ({r.get('status')}) "
                            f"{_secs(r.get('wall_seconds'))}")
                 continue
+            units = f" [{r['scale']}]" if r.get("scale", 1) != 1 else ""
             mark = " ✓" if r.get("status") == "optimal" else ""
-            gap = (r["I_units"] - lower) / max(1, lower) if lower else 0.0
-            row.append(f"{r['I_units']}{mark} ({100 * gap:.1f}%) {_secs(r['wall_seconds'])}")
+            gap = f" ({100 * (r['I'] - lower) / max(1, lower):.1f}%)" if lower else ""
+            row.append(f"{r['I']}{units}{mark}{gap} {_secs(r['wall_seconds'])}")
         rows.append(row)
     if not rows:
         return []
     return ["", "## Scale: every method against the best lower bound", "",
-            "Per case: the best lower bound on I that any configuration proved (units solved); "
-            "then each configuration's I, ✓ if proven optimal, its gap to that bound, and its "
-            "wall seconds.", "", _table(["case", "ops", "cycles/unit", "lower bound", *configs],
-                                        rows)]
+            "Per case: the best lower bound on I in raw cycles that any configuration proved "
+            "(a search run in normalized units contributes the raw model's max(ResMII, RecMII) "
+            "only); then each configuration's I in raw cycles ([K]: it solved in units of K "
+            "cycles; ✓ proven optimal there), its gap to that bound, and its wall seconds.", "",
+            _table(["case", "ops", "lower bound", *configs], rows)]
 
 
 def markdown(header: dict, records: Sequence[dict]) -> str:

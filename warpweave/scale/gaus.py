@@ -103,7 +103,8 @@ class _Run:
             want = {v: t * I / rel.I for v, t in want.items()}
         horizon = self.horizon(I) + I
         group = repair_groups(self.model, I, group, self.rules, self.allowed)
-        done = legalize(self.model, I, want, group, self.constraints, horizon=horizon)
+        done = legalize(self.model, I, want, group, self.constraints, horizon=horizon,
+                        deadline=self.deadline)
         if done.schedule is None:
             self.last_why = f"I={I}: {done.why}"
             return False

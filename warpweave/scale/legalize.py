@@ -27,6 +27,7 @@ returned as valid - `Legalized.why` says what failed.
 from __future__ import annotations
 
 import heapq
+import time
 from collections.abc import Collection, Mapping, Sequence
 
 import attrs
@@ -274,9 +275,11 @@ class _Legalizer:
         self.moves += 1
         return evicted
 
-    def run(self, want: dict[str, float], budget: int) -> str | None:
+    def run(self, want: dict[str, float], budget: int,
+            deadline: float | None = None) -> str | None:
         """Passes 1 and 2; None when every op is placed and every edge holds.  `want` is
-        updated: a consumer moved by pass 2 wants its new earliest cycle."""
+        updated: a consumer moved by pass 2 wants its new earliest cycle.  Past `deadline`
+        (perf_counter seconds) it gives up."""
         if self.self_gap > 0:
             return f"a dependence of an op on itself needs I >= {self.I + self.self_gap}"
         cycle = _positive_cycle(self.succ)
@@ -292,6 +295,8 @@ class _Legalizer:
         while queue:
             if self.moves > budget:
                 return f"the move budget ({budget}) was spent before a fixed point"
+            if deadline is not None and self.moves % 32 == 0 and time.perf_counter() > deadline:
+                return "the time limit came before a fixed point"
             _, _, v = heapq.heappop(queue)
             if v in start:
                 continue
@@ -432,12 +437,14 @@ def _delayed(violation: Violation, schedule: Schedule) -> tuple[str, int] | None
 
 def legalize(model: Model, I: int, want: Mapping[str, float],  # noqa: E741
              group: Mapping[str, str], constraints: Sequence[Constraint], *,
-             horizon: int, budget: int | None = None, repairs: int = 12) -> Legalized:
+             horizon: int, budget: int | None = None, repairs: int = 12,
+             deadline: float | None = None) -> Legalized:
     """A schedule at `I` near the wanted start times on the given groups, verified against
     `constraints`; or None with why (see the module docstring).  `horizon` bounds every op's
     end; `budget` bounds the placements of one pass (default 30 per op).  While only register
     or memory limits fail, up to `repairs` times the value that went live last at the cycle of
-    the first violation is wanted just after it, and the schedule is placed again."""
+    the first violation is wanted just after it, and the schedule is placed again.  Past
+    `deadline` (perf_counter seconds) it stops with why."""
     rules = {c.name for c in constraints}
     want = {v: float(t) for v, t in want.items()}
     not_before: dict[str, int] = {}
@@ -447,7 +454,8 @@ def legalize(model: Model, I: int, want: Mapping[str, float],  # noqa: E741
         for earliest in (False, True) if attempt == 0 else (False,):
             leg = _Legalizer(model, I, group, rules, horizon, earliest)
             leg.not_before = dict(not_before)
-            why = leg.run(dict(want), budget if budget is not None else 30 * len(model.ops))
+            why = leg.run(dict(want), budget if budget is not None else 30 * len(model.ops),
+                          deadline)
             moves += leg.moves
             if why is None:
                 break
@@ -465,7 +473,7 @@ def legalize(model: Model, I: int, want: Mapping[str, float],  # noqa: E741
             return Legalized(schedule, None, moves)
         delay = _delayed(violations[0], schedule) if all(
             x.rule in LIFETIME_RULES for x in violations) else None
-        if delay is None:
+        if delay is None or (deadline is not None and time.perf_counter() > deadline):
             break
         op, later = delay
         want = {v: float(t + low) for v, t in schedule.start.items()}
