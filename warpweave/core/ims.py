@@ -68,6 +68,22 @@ def folded_runs(model: Model, I: int) -> dict[str, list[Run]]:  # noqa: E741
     return out
 
 
+def data_uses(model: Model, I: int  # noqa: E741
+              ) -> tuple[dict[str, list[tuple[str, int]]], dict[str, list[str]]]:
+    """Each value's data uses as (reader, distance*I), and each op's inputs (the other values
+    it reads): what a value's lifetime in cycles is made of."""
+    uses: dict[str, list[tuple[str, int]]] = {v: [] for v in model.op_names}
+    for e in model.edges:
+        if e.is_data:
+            uses[e.src].append((e.dst, e.distance * I))
+    inputs: dict[str, list[str]] = {v: [] for v in model.op_names}
+    for x, us in uses.items():
+        for u, _ in us:
+            if u != x and x not in inputs[u]:
+                inputs[u].append(x)
+    return uses, inputs
+
+
 def _add_cyclic(diff: list[int], first: int, length: int, amount: int) -> None:
     """Add `amount` over `length` slots from `first`, modulo len(diff) - 1, in a difference
     array (prefix sums give the per-slot totals)."""
@@ -363,15 +379,7 @@ class ModuloScheduler:
         `weight[v]` is the cost per cycle of v's value being live.  Call after a full `run`."""
         I = self.I  # noqa: E741
         length = max(self.start[op.name] + op.cycles for op in self.model.ops)
-        uses: dict[str, list[tuple[str, int]]] = {v: [] for v in self.names}  # value -> (use, +)
-        for e in self.model.edges:
-            if e.is_data:
-                uses[e.src].append((e.dst, e.distance * I))
-        inputs: dict[str, list[str]] = {v: [] for v in self.names}  # op -> values it reads
-        for x, us in uses.items():
-            for u, _ in us:
-                if u != x and x not in inputs[u]:
-                    inputs[u].append(x)
+        uses, inputs = data_uses(self.model, I)
 
         def cost(v: str, t: int) -> float:
             """The weighted lifetimes of v's value and of the values v reads, with v at t."""

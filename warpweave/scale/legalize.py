@@ -33,7 +33,7 @@ from collections.abc import Collection, Mapping, Sequence
 import attrs
 
 from warpweave.core.constraints import Constraint
-from warpweave.core.ims import folded_runs
+from warpweave.core.ims import data_uses, folded_runs
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import RULES, Violation, verify
@@ -386,15 +386,7 @@ def shorten_lifetimes(model: Model, schedule: Schedule, rules: Collection[str],
     for v in names:
         leg.tables.place(v, schedule.start[v])
     start = leg.tables.start
-    uses: dict[str, list[tuple[str, int]]] = {v: [] for v in names}
-    for e in model.edges:
-        if e.is_data:
-            uses[e.src].append((e.dst, e.distance * I))
-    inputs: dict[str, list[str]] = {v: [] for v in names}
-    for x, us in uses.items():
-        for u, _ in us:
-            if u != x and x not in inputs[u]:
-                inputs[u].append(x)
+    uses, inputs = data_uses(model, I)
 
     def cost(v: str, t: int) -> float:
         total = 0.0
