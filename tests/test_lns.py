@@ -98,8 +98,29 @@ def test_solve_method_lns_on_a_1000_op_graph(tmp_path, capsys):
     doc = scale_graph_doc(1000, 0)
     path = tmp_path / "g.json"
     path.write_text(json.dumps(doc))
-    assert main(["solve", str(path), "--method", "lns", "--time-limit", "40", "--json"]) == 0
+    assert main(["solve", str(path), "--method", "lns", "--time-limit", "30", "--json"]) == 0
     answer = json.loads(capsys.readouterr().out)
     assert answer["method"] == "lns" and answer["gap"] is not None and answer["gap"] <= 0.1
     m = model_from_dict(doc)
     assert verify(m, schedule_from_dict(answer, m)) == []
+
+
+def test_improvements_show_on_a_terminal_only():
+    """The anytime display: a line per better schedule or bound on a terminal, nothing piped."""
+    import io
+
+    from warpweave.scale.result import improvement_printer
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    assert improvement_printer(io.StringIO()) is None
+    screen = Terminal()
+    m = scale_graph(30, 4)
+    r = lns_schedule(m, constraint_set(), options=QUICK, time_limit=5,
+                     listener=improvement_printer(screen))
+    lines = screen.getvalue().splitlines()
+    assert r.schedule is not None and len(lines) == len(r.history) >= 1
+    assert f"I={r.history[0].I}" in lines[0] and f"lower bound {r.history[0].lower}" in lines[0]
+    assert "gap" in lines[-1] and "(start: heuristic)" in lines[0]
