@@ -52,7 +52,7 @@ class LnsOptions:
     backend: str = "cpsat"
     encoding: str = "integer"
     start: str = "auto"       # auto | heuristic | gaus: where the first schedule comes from
-    start_share: float = 0.3  # of the time: for the first schedule
+    start_share: float = 0.5  # of the time: for the first schedule
     lower_share: float = 0.2  # of the time: for the exact search's lower bound
     stall: int = 20           # L windows in a row without improvement before stopping
     seed: int = 0
@@ -76,6 +76,7 @@ class _Search:
         self.history: list[Improvement] = []
         self.notes: list[str] = []
         self.solves = 0
+        self.slowest = 0.0  # the longest a neighbourhood took beyond its solver's limit
         self.shortest = self.bounds.min_length
         self.length_proven = False  # L shown minimal at the best I
         self.neighbours = {v: set() for v in model.op_names}
@@ -132,12 +133,19 @@ class _Search:
         return out
 
     def solve(self, schedule: Schedule, free: set[str], stages: int):
+        """One neighbourhood; none is started that the time left could not finish (stating one
+        is not interruptible, and on a large model with lifetime rules it takes seconds)."""
+        if self.solves and self.left() < self.slowest + 1.0:
+            raise limits.TimeUp(self.deadline - self.started)
         limit = min(self.options.solve_limit, max(0.1, self.left()))
         self.solves += 1
-        return reoptimize(self.model, schedule, free, self.binding, stages=stages,
-                          backend=self.options.backend, encoding=self.options.encoding,
-                          time_limit=limit, seed=self.options.seed + self.solves,
-                          isolate=self.options.isolate)
+        tick = time.perf_counter()
+        found = reoptimize(self.model, schedule, free, self.binding, stages=stages,
+                           backend=self.options.backend, encoding=self.options.encoding,
+                           time_limit=limit, seed=self.options.seed + self.solves,
+                           isolate=self.options.isolate)
+        self.slowest = max(self.slowest, time.perf_counter() - tick - limit)
+        return found
 
     # -- phases ----------------------------------------------------------------------------------
 
