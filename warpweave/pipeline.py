@@ -216,14 +216,13 @@ def run_solve(model: Model, options: Options = Options(),
             s_max = known.default_max_stages() if options.max_stages is None \
                 else options.max_stages
             reach = max(known.lower, -(-known.min_length // s_max))
-            norm = normalization(model, options.normalize, reach)
             method, chose = choose_method(model, options.method)
-            if method != "exact" and options.normalize == "auto" and \
-                    known.lower <= SCALABLE_RAW_UP_TO:
-                # The scalable methods grow with I more gently than the exact search (tables of
-                # I slots, not encodings): raw cycles up to SCALABLE_RAW_UP_TO, where rounding
-                # costs up would lose more than it saves.
-                norm = None
+            # The scalable methods grow with I more gently than the exact search (tables of I
+            # slots, not encodings): raw cycles up to SCALABLE_RAW_UP_TO, where rounding costs
+            # up would lose more than it saves.
+            raw = method != "exact" and options.normalize == "auto" and \
+                known.lower <= SCALABLE_RAW_UP_TO
+            norm = None if raw else normalization(model, options.normalize, reach)
             scaled = None
             if method == "exact":
                 outcome = go(norm.model if norm else model, options.paper_search)
