@@ -14,6 +14,12 @@ SWEEP_BACKEND = "sat:cadical195/totalizer/bdd"
 ENCODING = "integer"
 SEARCH = "auto"                  # minimize if the encoding takes I as a variable, else sweep
 NORMALIZE = "auto"               # auto | off | unit=K | paper=U
+# Which scheduler answers `solve` (`warpweave.scale.method`): auto is the exact search up to
+# AUTO_EXACT_OPS ops (every HatScheT graph of at most 60 ops was proven optimal within 60 s on a
+# loaded 2-core machine, docs/scale.md), large-neighbourhood search above.
+METHOD = "auto"
+METHODS = ("auto", "exact", "lns", "gaus", "heuristic")
+AUTO_EXACT_OPS = 60
 SEED = 0
 STREAMING = True
 # What a valid schedule is (docs/semantics.md): the loop for every trip count, or the paper's Q.

@@ -58,7 +58,7 @@ class Options:
     bug_dir: Path | None = None  # where a solve the verifier rejects is saved (default: .)
     isolate: bool = True      # each solver call in a child process (tests turn it off: faster)
     semantics: str = defaults.SEMANTICS  # loop (every trip count) | paper-q (Q_S only)
-    method: str = "auto"      # exact | lns | gaus | heuristic | auto (scale.method.choose)
+    method: str = defaults.METHOD  # exact | lns | gaus | heuristic | auto (scale.method.choose)
 
 
 @attrs.frozen

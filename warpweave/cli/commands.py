@@ -23,6 +23,7 @@ from warpweave.core.formats import (
 )
 from warpweave.outputs import output_dir, output_file, write
 from warpweave.progress import Progress
+from warpweave.scale.result import improvement_printer
 
 EXIT_OK, EXIT_NO, EXIT_INPUT, EXIT_LIMIT = 0, 1, 2, 3
 
@@ -83,7 +84,7 @@ def search_options(args) -> dict:
                 time_limit=args.time_limit, solve_limit=args.solve_limit,
                 paper_search=args.paper_search, tie_breakers=tuple(args.tie_break),
                 seed=args.seed, streaming=not args.no_streaming, normalize=args.normalize,
-                semantics=args.semantics)
+                semantics=args.semantics, method=args.method)
 
 
 def target(args):
@@ -154,7 +155,8 @@ def cmd_solve(args) -> int:
     if args.save_model:
         write_document(model_to_dict(model), args.save_model, "--save-model")
     with progress(args) as shown:
-        result = api.solve(model, progress=shown, **search_options(args))
+        result = api.solve(model, progress=shown, **search_options(args),
+                           improvements=improvement_printer(sys.stderr, shown.live))
     doc = result.to_dict()
     out = Output(args)
     if args.json:
@@ -402,6 +404,7 @@ def cmd_bench(args) -> int:
         run_matrix,
         select,
     )
+    from warpweave.bench.configs import SUITE_DEFAULTS
     from warpweave.pipeline import normalization
     for dest in ("out", "markdown"):  # before the run, not after it
         if getattr(args, dest):
@@ -409,10 +412,13 @@ def cmd_bench(args) -> int:
     if args.report:
         header, records = read_results(args.report)
     else:
+        targets = args.targets + _items(args.suite) or ["kernels"]
+        labels = _items(args.configs)
+        if not (labels or args.backends or args.encodings or args.searches or args.all) and \
+                all(t in SUITE_DEFAULTS for t in targets):
+            labels = list(dict.fromkeys(x for t in targets for x in SUITE_DEFAULTS[t]))
         configs, notes = matrix(_items(args.backends), _items(args.encodings),
-                                _items(args.searches), args.all, not args.no_heuristic,
-                                _items(args.configs))
-        targets = args.targets or ["kernels"]
+                                _items(args.searches), args.all, not args.no_heuristic, labels)
         cases = select(targets, Path(args.data) if args.data else None, args.limit)
         if cases:  # a bad --normalize is one input error here, not one per case
             normalization(cases[0].load(), args.normalize)

@@ -83,6 +83,12 @@ def _solve() -> argparse.ArgumentParser:
     """The options of the optimal search (solve, and the codegen commands without
     --schedule)."""
     p = argparse.ArgumentParser(add_help=False, parents=[_shared_search()])
+    p.add_argument("--method", default=defaults.METHOD, choices=defaults.METHODS,
+                   help="exact: the optimal search; lns: large-neighbourhood search over the "
+                   "exact model, from the heuristic's (or GauS's) schedule; gaus: the "
+                   "differentiable scheduler (needs warpweave[gaus]); heuristic: iterative "
+                   f"modulo scheduling; auto (default): exact up to {defaults.AUTO_EXACT_OPS} "
+                   "ops, lns above (60 s without --time-limit)")
     p.add_argument("--backend", default=defaults.BACKEND, help="solver backend: cpsat, cbc, "
                    "highs, z3, cvc5, yices, sat[:SOLVER[/CARD[/PB]]] (see `warpweave backends`; "
                    f"default: {defaults.MINIMIZE_BACKEND} for the minimize search, "
@@ -320,7 +326,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the model to this file (.json or .toml)")
 
     p = _sub(sub, "bench", "benchmark backends, encodings and the heuristic on suites",
-             "Run every case of the SUITEs (kernels, meta, hatschet, random; or model files, or "
+             "Run every case of the SUITEs (kernels, meta, hatschet, random, scale; or model "
+             "files, or "
              "kernels as name[@machine]) under every configuration, each in a worker process "
              "killed at the hard limit; write JSON lines and print a markdown report with time "
              "ratios measured in the same run, agreement across configurations and the "
@@ -328,6 +335,8 @@ def build_parser() -> argparse.ArgumentParser:
              json_help="print the records as JSON instead of the markdown report")
     p.add_argument("targets", nargs="*", metavar="SUITE", help="suites, model files or kernels "
                    "(default: kernels)")
+    p.add_argument("--suite", action="append", default=[], metavar="NAME",
+                   help="a suite to run (repeatable; the same as naming it as a target)")
     p.add_argument("--backends", action="append", default=[], metavar="SPEC,...",
                    help="backend specs (comma-separated or repeated; `heuristic` is one too); "
                    "default: a matrix of cpsat, highs, cbc, yices, sat and z3 configurations")
@@ -340,8 +349,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "and search")
     p.add_argument("--configs", action="append", default=[], metavar="LABEL,...",
                    help="exactly these configurations, first the baseline, each as reports "
-                   "label them: 'BACKEND/ENCODING SEARCH' (e.g. 'cpsat/integer minimize') or "
-                   "heuristic")
+                   "label them: 'BACKEND/ENCODING SEARCH' (e.g. 'cpsat/integer minimize'), "
+                   "heuristic, lns or gaus (default for the scale suite: cpsat/integer "
+                   "minimize, lns, gaus, heuristic)")
     p.add_argument("--no-heuristic", action="store_true", help="leave the heuristic out")
     p.add_argument("--timeout", type=float, default=120.0, help="seconds per case: the search's "
                    "time limit; the worker is killed max(5, 10%%) later (default 120)")

@@ -184,9 +184,14 @@ def describe_result(result) -> str:
                      f"help) and at most {o.max_stages} stages")
     else:
         lines.append(f"  no schedule found; no I < {o.lower_bound}{unit} is feasible")
-    calls = sum(a.how.startswith(o.backend) for a in o.attempts)  # not the longest-path ones
-    lines.append(f"  backend {o.backend}, encoding {o.encoding}, {o.seconds:.2f} s, "
-                 f"{plural(calls, 'solver call')}")
+    if run.gap is not None:
+        lines.append(f"  gap to the lower bound: {100 * run.gap:.1f}%")
+    if run.method == "exact":
+        calls = sum(a.how.startswith(o.backend) for a in o.attempts)  # not the longest-path
+        lines.append(f"  backend {o.backend}, encoding {o.encoding}, {o.seconds:.2f} s, "
+                     f"{plural(calls, 'solver call')}")
+    else:
+        lines.append(f"  method {run.method} ({o.backend}), {o.seconds:.2f} s")
     for note in o.notes + ((run.comparison,) if run.comparison else ()):
         lines.append(f"  note: {note}")
     for v in run.raw_violations:

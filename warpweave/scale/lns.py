@@ -263,7 +263,7 @@ def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
             run.lower.optimal and run.lower.schedule is not None and
             (run.best.I, run.best.L) == (run.lower.schedule.I, run.lower.schedule.L)))
     if run.best is not None:
-        run.notes.append(f"LNS: {run.solves} neighbourhood solves "
+        run.notes.append(f"LNS: {run.solves} neighbourhood solve{'s' * (run.solves != 1)} "
                          f"({options.backend}/{options.encoding}, at most "
                          f"{options.solve_limit:g} s each)")
     return ScaleResult("lns", model, run.best, run.lower.value, run.bounds,

@@ -2,10 +2,9 @@
 answer in the search's terms (an `Outcome`), so that every method is reported, verified and
 mapped back to raw cycles the same way.
 
-`auto` is the exact search for models of at most AUTO_EXACT_OPS ops - the exact search proved
-every HatScheT graph of up to 60 ops optimal within 60 s on a loaded 2-core machine
-(docs/scale.md) - and LNS above, which starts from the heuristic's schedule and improves it
-within the time limit (60 s without one).
+`auto` is the exact search for models of at most `defaults.AUTO_EXACT_OPS` ops and LNS above,
+which starts from the heuristic's (or GauS's) schedule and improves it within the time limit
+(60 s without one).
 """
 
 from __future__ import annotations
@@ -16,10 +15,9 @@ from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.search import Outcome
+from warpweave.defaults import AUTO_EXACT_OPS, METHODS
 from warpweave.scale.result import Listener, ScaleResult
 
-METHODS = ("auto", "exact", "lns", "gaus", "heuristic")
-AUTO_EXACT_OPS = 60
 GAUS_EXTRA = "the gaus method needs PyTorch: pip install 'warpweave[gaus]'"
 
 

@@ -51,10 +51,10 @@ def improvement_line(x: Improvement) -> str:
     return f"  {x.seconds:7.2f} s  {found}  lower bound {x.lower}  {gap_text}  ({x.how})"
 
 
-def improvement_printer(stream: TextIO) -> Listener | None:
-    """A listener that prints each improvement on `stream` when it is a terminal (else None:
-    piped output and --json stay clean)."""
-    if not stream.isatty():
+def improvement_printer(stream: TextIO, live: bool | None = None) -> Listener | None:
+    """A listener that prints each improvement on `stream` when it is a terminal, or as `live`
+    says (else None: piped output and --json stay clean)."""
+    if not (stream.isatty() if live is None else live):
         return None
 
     def show(x: Improvement) -> None:
