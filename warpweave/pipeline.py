@@ -232,7 +232,8 @@ def run_solve(model: Model, options: Options = Options(),
                                     max_stages=options.max_stages,
                                     backend=backend if options.backend != "auto" else "cpsat",
                                     encoding=options.encoding,
-                                    solve_limit=options.solve_limit, listener=improvements)
+                                    solve_limit=options.solve_limit, listener=improvements,
+                                    semantics=options.semantics)
                 outcome = to_outcome(scaled, cons, options.max_stages or
                                      scaled.bounds.default_max_stages(), backend,
                                      options.encoding)

@@ -220,13 +220,13 @@ def _heuristic(model: Model, settings: Settings, without: tuple[str, ...] = ()) 
     same normalization), its answer mapped back and verified in raw cycles."""
     from warpweave.core.bounds import bounds
     from warpweave.core.heuristic import heuristic_schedule
+    from warpweave.core.registry import CONSTRAINTS
     from warpweave.core.streaming import apply_streaming
-    from warpweave.core.verify import RULES
     from warpweave.pipeline import normalization
     tick = time.perf_counter()
     raw, _ = apply_streaming(model)
     norm = normalization(raw, settings.normalize)
-    rules = [r for r in RULES if r not in without]
+    rules = [r for r in CONSTRAINTS.names() if r not in without]
     h = heuristic_schedule(norm.model if norm else raw, max_stages=settings.max_stages,
                            seed=settings.seed, time_limit=settings.timeout, rules=rules)
     schedule = h.schedule

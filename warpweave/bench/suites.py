@@ -140,8 +140,8 @@ HATSCHET_LARGEST = 4
 def scale_cases(data: Path) -> list[Case]:
     """The `scale` suite (see the module docstring).  Modulo-only cases leave out every rule but
     dependence, capacity and completion (the prior implementation's setting)."""
-    from warpweave.core.verify import RULES
-    others = tuple(r for r in RULES if r not in MODULO_RULES)
+    from warpweave.core.registry import CONSTRAINTS
+    others = tuple(r for r in CONSTRAINTS.names() if r not in MODULO_RULES)
     out = []
     for name, machine in SEED_KERNELS:
         label = name + (f"@{machine}" if machine else "")

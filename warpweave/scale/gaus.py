@@ -70,12 +70,13 @@ class _Run:
 
     def __init__(self, model: Model, constraints: Sequence[Constraint], options: GausOptions,
                  lower: int, max_stages: int, deadline: float | None,
-                 listener: Listener | None):
+                 listener: Listener | None, semantics: str = "loop"):
         self.model, self.constraints, self.options = model, list(constraints), options
         self.rules = {c.name for c in constraints}
         self.allowed = allowed_groups(model, self.rules)
         self.lower, self.max_stages = lower, max_stages
         self.deadline, self.listener = deadline, listener
+        self.semantics = semantics
         self.started = time.perf_counter()
         self.device = device_for(options.device)
         self.generator = torch.Generator().manual_seed(options.seed)
@@ -104,7 +105,7 @@ class _Run:
         horizon = self.horizon(I) + I
         group = repair_groups(self.model, I, group, self.rules, self.allowed)
         done = legalize(self.model, I, want, group, self.constraints, horizon=horizon,
-                        deadline=self.deadline)
+                        deadline=self.deadline, semantics=self.semantics)
         if done.schedule is None:
             self.last_why = f"I={I}: {done.why}"
             return False
@@ -232,16 +233,17 @@ class _Adam:
 def gaus_schedule(model: Model, constraints: Sequence[Constraint], *,
                   options: GausOptions = GausOptions(), lower: int | None = None,
                   max_stages: int | None = None, time_limit: float | None = None,
-                  listener: Listener | None = None) -> ScaleResult:
+                  listener: Listener | None = None, semantics: str = "loop") -> ScaleResult:
     """GauS on `model` under `constraints` (see the module docstring).  `lower`: a proven lower
-    bound on I to start from (default max(ResMII, RecMII) of the rules in force)."""
+    bound on I to start from (default max(ResMII, RecMII) of the rules in force); `semantics`:
+    what the verifier checks every schedule against (DESIGN section 3)."""
     started = time.perf_counter()
     torch.set_num_threads(max(1, options.threads))
     rules = {c.name for c in constraints}
     b = bounds(model, rules)
     low = max(b.lower, lower or 0)
     run = _Run(model, constraints, options, low, max_stages or b.default_max_stages(),
-               None if time_limit is None else started + time_limit, listener)
+               None if time_limit is None else started + time_limit, listener, semantics)
     interrupted = False
     stuck = next((v for v, gs in run.allowed.items() if not gs), None)
     if stuck is not None:

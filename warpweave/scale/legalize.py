@@ -20,8 +20,10 @@ The relaxed schedulers (GauS) end with real-valued start times that nearly satis
    move later towards their readers where that lowers the weighted lifetimes, keeping every slot
    and edge, and the schedule is verified again.
 
-The result is verified against every constraint asked for; a schedule that fails is never
-returned as valid - `Legalized.why` says what failed.
+The result is verified against every constraint asked for, under the semantics asked for (the
+loop by default: every trip count, values entering the loop live from its start); the passes
+above reason modulo I and only propose - a schedule that fails is never returned as valid, and
+`Legalized.why` says what failed.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from warpweave.core.constraints import Constraint
 from warpweave.core.ims import data_uses, folded_runs
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
-from warpweave.core.verify import RULES, Violation, verify
+from warpweave.core.verify import Violation, verify
 
 LIFETIME_RULES = ("memory", "register_limit")
 
@@ -51,14 +53,13 @@ class Legalized:
     violations: tuple[Violation, ...] = ()
 
 
-def check(model: Model, schedule: Schedule,
-          constraints: Sequence[Constraint]) -> list[Violation]:
-    """Every violation of `schedule` under `constraints`: the verifier's rules of those names in
-    one pass (Q built once), then each other constraint's `check` (plugins)."""
-    known = [c.name for c in constraints if c.name in RULES]
-    out = verify(model, schedule, known) if known else []
-    return out + [v for c in constraints if c.name not in RULES
-                  for v in c.check(model, schedule)]
+def check(model: Model, schedule: Schedule, constraints: Sequence[Constraint],
+          semantics: str = "loop") -> list[Violation]:
+    """Every violation of `schedule` under `constraints` (plugins included), under `semantics`:
+    "loop" checks the limits on the loop for every trip count, values entering the loop live
+    from its start (DESIGN section 3) - the legalizer's own tables reason modulo I and never
+    decide validity, this does."""
+    return verify(model, schedule, constraints, semantics)
 
 
 class _Tables:
@@ -430,13 +431,14 @@ def _delayed(violation: Violation, schedule: Schedule) -> tuple[str, int] | None
 def legalize(model: Model, I: int, want: Mapping[str, float],  # noqa: E741
              group: Mapping[str, str], constraints: Sequence[Constraint], *,
              horizon: int, budget: int | None = None, repairs: int = 12,
-             deadline: float | None = None) -> Legalized:
+             deadline: float | None = None, semantics: str = "loop") -> Legalized:
     """A schedule at `I` near the wanted start times on the given groups, verified against
     `constraints`; or None with why (see the module docstring).  `horizon` bounds every op's
     end; `budget` bounds the placements of one pass (default 30 per op).  While only register
     or memory limits fail, up to `repairs` times the value that went live last at the cycle of
     the first violation is wanted just after it, and the schedule is placed again.  Past
-    `deadline` (perf_counter seconds) it stops with why."""
+    `deadline` (perf_counter seconds) it stops with why.  `semantics`: what the verifier checks
+    (`check`)."""
     rules = {c.name for c in constraints}
     want = {v: float(t) for v, t in want.items()}
     not_before: dict[str, int] = {}
@@ -456,10 +458,10 @@ def legalize(model: Model, I: int, want: Mapping[str, float],  # noqa: E741
         start = leg.tables.start
         low = min(start.values())
         schedule = Schedule.tight(model, I, {v: t - low for v, t in start.items()}, group)
-        violations = check(model, schedule, constraints)
+        violations = check(model, schedule, constraints, semantics)
         if violations and all(x.rule in LIFETIME_RULES for x in violations):
             shorter = shorten_lifetimes(model, schedule, rules, horizon)
-            violations = check(model, shorter, constraints)
+            violations = check(model, shorter, constraints, semantics)
             schedule = shorter
         if not violations:
             return Legalized(schedule, None, moves)

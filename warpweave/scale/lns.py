@@ -57,6 +57,7 @@ class LnsOptions:
     stall: int = 20           # L windows in a row without improvement before stopping
     seed: int = 0
     isolate: bool = True      # each solver call in a child process
+    semantics: str = "loop"   # what valid means (DESIGN section 3): loop | paper-q
 
 
 class _Search:
@@ -103,7 +104,7 @@ class _Search:
         if schedule is None or (self.best is not None and
                                 (schedule.I, schedule.L) >= (self.best.I, self.best.L)):
             return False
-        if check(self.model, schedule, self.constraints):
+        if check(self.model, schedule, self.constraints, self.options.semantics):
             return False
         if self.best is not None and schedule.I < self.best.I:
             self.length_proven = False
@@ -143,7 +144,7 @@ class _Search:
         found = reoptimize(self.model, schedule, free, self.binding, stages=stages,
                            backend=self.options.backend, encoding=self.options.encoding,
                            time_limit=limit, seed=self.options.seed + self.solves,
-                           isolate=self.options.isolate)
+                           isolate=self.options.isolate, semantics=self.options.semantics)
         self.slowest = max(self.slowest, time.perf_counter() - tick - limit)
         return found
 
@@ -157,7 +158,8 @@ class _Search:
         size = max(1, self.options.window)
         free: set[str] = set()
         while self.left() > 0:
-            violations = check(self.model, current, self.constraints)
+            violations = check(self.model, current, self.constraints,
+                               self.options.semantics)
             if not violations:
                 return self.offer(current, f"lns: I={I} ({len(free)} ops re-optimized)")
             involved = {v for x in violations for v in x.ops} or set(self.model.op_names)
@@ -220,7 +222,7 @@ def _first_schedule(model: Model, constraints: Sequence[Constraint], options: Ln
     if options.start in ("heuristic", "auto"):
         share = time_limit / 2 if options.start == "auto" else time_limit
         h = heuristic_schedule(model, rules=names, seed=options.seed, time_limit=share,
-                               max_stages=max_stages)
+                               max_stages=max_stages, semantics=options.semantics)
         if h.schedule is not None:
             found.append((h.schedule, "heuristic"))
             if options.start == "heuristic" or h.schedule.I == h.lower_bound:
@@ -231,7 +233,8 @@ def _first_schedule(model: Model, constraints: Sequence[Constraint], options: Ln
         return found[0] if found else (None, options.start)
     left = (time_limit if found else longer) - (time.perf_counter() - started)
     g = gaus_schedule(model, constraints, options=GausOptions(seed=options.seed),
-                      time_limit=max(0.0, left), max_stages=max_stages)
+                      time_limit=max(0.0, left), max_stages=max_stages,
+                      semantics=options.semantics)
     if g.schedule is not None:
         found.append((g.schedule, "gaus"))
     if not found:
@@ -280,7 +283,7 @@ def _phases(run: _Search, model: Model, constraints: Sequence[Constraint],
     if start is None:
         start, how = _first_schedule(model, constraints, options, options.start_share * budget,
                                      (1 - options.lower_share) * budget, max_stages)
-    if start is not None and not check(model, start, constraints):
+    if start is not None and not check(model, start, constraints, options.semantics):
         run.best = start
         run.event(f"start: {how}")
     elif start is not None:
@@ -289,7 +292,8 @@ def _phases(run: _Search, model: Model, constraints: Sequence[Constraint],
         share = min(options.lower_share * budget, max(0.0, run.left()))
         found = exact_lower_bound(model, run.binding, time_limit=share,
                                   backend=options.backend, encoding=options.encoding,
-                                  max_stages=max_stages, seed=options.seed)
+                                  max_stages=max_stages, seed=options.seed,
+                                  semantics=options.semantics)
         run.raise_lower(found)
         run.offer(found.schedule, "exact search")
     while run.best is not None and run.left() > 0:

@@ -55,7 +55,8 @@ def _child(model, constraints, options, send) -> None:
 
 def exact_lower_bound(model: Model, constraints: Sequence[Constraint], *, time_limit: float,
                       backend: str = "cpsat", encoding: str = "integer",
-                      max_stages: int | None = None, seed: int = 0) -> LowerBound:
+                      max_stages: int | None = None, seed: int = 0,
+                      semantics: str = "loop") -> LowerBound:
     """The structural bound, raised by what the exact search proves within `time_limit`
     seconds (see the module docstring)."""
     b = bounds(model, {c.name for c in constraints})
@@ -64,7 +65,8 @@ def exact_lower_bound(model: Model, constraints: Sequence[Constraint], *, time_l
         return base
     started = time.perf_counter()
     options = {"backend": backend, "encoding": encoding, "strategy": "minimize",
-               "max_stages": max_stages, "time_limit": time_limit, "seed": seed}
+               "max_stages": max_stages, "time_limit": time_limit, "seed": seed,
+               "semantics": semantics}
     ctx = multiprocessing.get_context("fork")
     receive, send = ctx.Pipe(duplex=False)
     child = ctx.Process(target=_child, args=(model, list(constraints), options, send),

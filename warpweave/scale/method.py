@@ -46,35 +46,38 @@ def gaus_available() -> str | None:
 def run_method(model: Model, method: str, constraints: Sequence[Constraint], *,
                time_limit: float | None, seed: int = 0, max_stages: int | None = None,
                backend: str = "cpsat", encoding: str = "integer",
-               solve_limit: float | None = None,
-               listener: Listener | None = None) -> ScaleResult:
-    """Run one of the scalable methods (lns, gaus, heuristic) on `model`."""
+               solve_limit: float | None = None, listener: Listener | None = None,
+               semantics: str = "loop") -> ScaleResult:
+    """Run one of the scalable methods (lns, gaus, heuristic) on `model`; every schedule it
+    returns is verified under `semantics` (DESIGN section 3)."""
     if method == "gaus":
         why = gaus_available()
         if why:
             raise InputError(why, ("--method",), method)
         from warpweave.scale.gaus import GausOptions, gaus_schedule
         return gaus_schedule(model, constraints, options=GausOptions(seed=seed),
-                             time_limit=time_limit, max_stages=max_stages, listener=listener)
+                             time_limit=time_limit, max_stages=max_stages, listener=listener,
+                             semantics=semantics)
     if method == "lns":
         from warpweave.scale.lns import LnsOptions, lns_schedule
-        options = LnsOptions(backend=backend, encoding=encoding, seed=seed,
+        options = LnsOptions(backend=backend, encoding=encoding, seed=seed, semantics=semantics,
                              **({"solve_limit": solve_limit} if solve_limit else {}))
         return lns_schedule(model, constraints, options=options, time_limit=time_limit,
                             max_stages=max_stages, listener=listener)
     if method == "heuristic":
-        return _heuristic(model, constraints, time_limit, seed, max_stages, listener)
+        return _heuristic(model, constraints, time_limit, seed, max_stages, listener, semantics)
     raise InputError("not a scalable method (known: lns, gaus, heuristic)", ("--method",),
                      method)
 
 
-def _heuristic(model, constraints, time_limit, seed, max_stages, listener) -> ScaleResult:
+def _heuristic(model, constraints, time_limit, seed, max_stages, listener,
+               semantics) -> ScaleResult:
     """The heuristic (iterative modulo scheduling with greedy warp assignment) as a method."""
     from warpweave.core.heuristic import heuristic_schedule
     from warpweave.scale.lowerbound import structural
     from warpweave.scale.result import Improvement
     h = heuristic_schedule(model, rules=[c.name for c in constraints], seed=seed,
-                           time_limit=time_limit, max_stages=max_stages)
+                           time_limit=time_limit, max_stages=max_stages, semantics=semantics)
     lower = structural(h.bounds)
     history = ()
     if h.schedule is not None:

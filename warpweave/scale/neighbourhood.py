@@ -191,9 +191,10 @@ def pinned_encoding(cls: type, start: Mapping[str, int], group: Mapping[str, str
 def reoptimize(model: Model, schedule: Schedule, free: Collection[str],
                constraints: Sequence[Constraint], *, stages: int, backend: str = "cpsat",
                encoding: str = "integer", time_limit: float | None = None, seed: int = 0,
-               isolate: bool = True) -> Reoptimized:
+               isolate: bool = True, semantics: str = "loop") -> Reoptimized:
     """Re-optimize the `free` ops of `schedule` (at its I) with the others pinned, shortest
-    length first, within `stages` stages; the merged schedule (unverified) or None."""
+    length first, within `stages` stages, the encoding stated under `semantics`; the merged
+    schedule (unverified) or None."""
     tick = time.perf_counter()
     rules = {c.name for c in constraints}
     hood = neighbourhood(model, schedule, free, rules)
@@ -207,7 +208,8 @@ def reoptimize(model: Model, schedule: Schedule, free: Collection[str],
                                    {v: t for v, (t, _) in hood.pinned.items()},
                                    {v: g for v, (_, g) in hood.pinned.items()},
                                    dependence="dependence" in rules)
-    view = encoding_cls(sub, I, stages, constraints, min_length=pinned_end, symmetry=False)
+    view = encoding_cls(sub, I, stages, constraints, min_length=pinned_end, symmetry=False,
+                        semantics=semantics)
     p = view.problem
     hints = {}  # the free ops where they are now: a warm start
     for v in hood.free:
