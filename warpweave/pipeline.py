@@ -109,10 +109,12 @@ class Run:
         proven = o.optimal and s is not None and not self.raw_violations
         n = self.normalized
         at_bound = s is not None and s.I == self.raw_lower_bound
-        I_optimal = proven and (n is None or at_bound)
+        # At the raw lower bound I is minimal whoever found it (a scalable method, a search
+        # stopped at its limit): no I below max(ResMII, RecMII) is feasible for any S.
+        I_optimal = (proven and n is None) or (at_bound and not self.raw_violations)
         raw_min_length = self._raw_bounds().min_length
         return {
-            "optimal": I_optimal and (n is None or s.L == raw_min_length),
+            "optimal": proven and I_optimal and (n is None or s.L == raw_min_length),
             "I_optimal": I_optimal,
             "proven_in": None if not proven else
             ("cycles" if n is None else f"units of {n.scale} cycles"),

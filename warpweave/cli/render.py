@@ -161,7 +161,7 @@ def describe_result(result) -> str:
     if s is not None:
         if claim["optimal"]:
             proof = "proven optimal"
-        elif claim["I_optimal"]:
+        elif claim["I_optimal"] and claim["proven_in"]:
             proof = "I proven optimal: the raw lower bound; L minimal in units only"
         elif claim["proven_in"]:
             proof = f"proven optimal in{unit}, not in raw cycles"
