@@ -23,7 +23,7 @@ from warpweave.scale.relaxation import Relaxation  # noqa: E402
 from .strategies import models  # noqa: E402
 
 QUICK = GausOptions(iterations=40, legalize_every=20, fallback=3)
-FEW = settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 @FEW

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
+import attrs
+
 from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.search import Outcome
+from warpweave.core.verify import verify
 from warpweave.defaults import AUTO_EXACT_OPS, METHODS
 from warpweave.scale.result import Listener, ScaleResult
 
@@ -48,8 +51,26 @@ def run_method(model: Model, method: str, constraints: Sequence[Constraint], *,
                backend: str = "cpsat", encoding: str = "integer",
                solve_limit: float | None = None, listener: Listener | None = None,
                semantics: str = "loop") -> ScaleResult:
-    """Run one of the scalable methods (lns, gaus, heuristic) on `model`; every schedule it
-    returns is verified under `semantics` (DESIGN section 3)."""
+    """Run one of the scalable methods (lns, gaus, heuristic) on `model`; the schedule it
+    returns is verified here once more, under `semantics` (DESIGN section 3), against every
+    constraint in force: a schedule the verifier rejects is never returned (`why` says so)."""
+    result = _run(model, method, constraints, time_limit=time_limit, seed=seed,
+                  max_stages=max_stages, backend=backend, encoding=encoding,
+                  solve_limit=solve_limit, listener=listener, semantics=semantics)
+    if result.schedule is None:
+        return result
+    wrong = verify(model, result.schedule, constraints, semantics)
+    if not wrong:
+        return result
+    return attrs.evolve(result, schedule=None, lower_proven_optimal=False,
+                        why=f"the verifier rejected {method}'s schedule (I={result.schedule.I}, "
+                            f"{len(wrong)} violation(s); first: {wrong[0]}): not returned")
+
+
+def _run(model: Model, method: str, constraints: Sequence[Constraint], *,
+         time_limit: float | None, seed: int, max_stages: int | None, backend: str,
+         encoding: str, solve_limit: float | None, listener: Listener | None,
+         semantics: str) -> ScaleResult:
     if method == "gaus":
         why = gaus_available()
         if why:
