@@ -88,3 +88,12 @@ def test_solve_method_gaus_reports_its_gap(capsys):
     doc = json.loads(capsys.readouterr().out)
     assert doc["method"] == "gaus" and doc["I"] == 2 and doc["gap"] == 0.0
     assert doc["optimal"] is False and doc["lower_bound"] == 2
+    assert doc["I_optimal"] is True and doc["proven_in"] is None  # at the raw lower bound
+
+
+def test_at_the_lower_bound_i_is_optimal_and_l_unproven(capsys):
+    """A scalable method's answer at max(ResMII, RecMII): I is minimal, L was not proven so."""
+    assert main(["solve", "fa-simplified", "--method", "gaus"]) == 0
+    text = capsys.readouterr().out
+    assert "I = 2 (I proven optimal; L not proven minimal" in text
+    assert "L minimal in units only" not in text and "gap to the lower bound: 0.0%" in text
