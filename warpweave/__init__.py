@@ -19,7 +19,8 @@ _API = (
     "ScheduleView", "Simulation", "Verdict", "bounds", "cross_check", "draw", "emit", "export_ir",
     "export_schedule", "heuristic", "import_graph", "kernel", "list_backends", "list_constraints",
     "list_kernels", "list_machines", "load_model", "load_schedule", "lower", "ring_depths",
-    "schedule_for", "simulate", "solve", "target", "verdict", "verify", "view",
+    "schedule_for", "simulate", "solve", "sweep", "sweep_plot", "target", "verdict", "verify",
+    "view",
 )
 __all__ = ["__version__", *_API]
 

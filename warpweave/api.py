@@ -55,7 +55,8 @@ __all__ = [
     "ScheduleView", "Simulation", "Verdict", "bounds", "cross_check", "draw", "emit", "export_ir",
     "export_schedule", "heuristic", "import_graph", "kernel", "list_backends", "list_constraints",
     "list_kernels", "list_machines", "load_model", "load_schedule", "lower", "ring_depths",
-    "schedule_for", "simulate", "solve", "target", "verdict", "verify", "view",
+    "schedule_for", "simulate", "solve", "sweep", "sweep_plot", "target", "verdict", "verify",
+    "view",
 ]
 
 
@@ -268,6 +269,47 @@ def verify(model: Source, schedule: Source | Schedule, rules: Sequence[str] | No
     from warpweave.core.verify import verify as _verify
     m, s, _ = _with_schedule(model, schedule)
     return _verify(m, s, rules, semantics)
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweeps
+
+
+def sweep(kernel: str, machines: str | Sequence[str] | None = None,
+          params: Mapping[str, Any] | None = None, *,
+          store: str | os.PathLike = defaults.SWEEP_STORE, cluster: str | None = None,
+          workers: int | None = None, backend: str = _DEFAULT.backend,
+          encoding: str = _DEFAULT.encoding, search: str = _DEFAULT.search,
+          without: Sequence[str] = _DEFAULT.without,
+          max_stages: int | None = _DEFAULT.max_stages,
+          time_limit: float | None = defaults.SWEEP_TIME_LIMIT,
+          solve_limit: float | None = _DEFAULT.solve_limit,
+          tie_breakers: Sequence[str] = _DEFAULT.tie_breakers, seed: int = _DEFAULT.seed,
+          streaming: Any = _DEFAULT.streaming, normalize: str = _DEFAULT.normalize,
+          semantics: str = _DEFAULT.semantics, method: str = _DEFAULT.method,
+          progress: Callable[[int, int, Any], None] | None = None) -> Any:
+    """Library kernel `kernel` solved over the grid of `params` ({name: value or list of
+    values}, e.g. `{"tile_m": [64, 80, 128], "tile_n": [64, 128]}`) on each of `machines` (a
+    list or comma-separated text; default the kernel's first), each point as `solve` would
+    (verified), ranked by predicted throughput (`warpweave.sweeps.throughput`).  Answers are
+    kept in the SQLite file `store` and reused by the next sweep with the same model and solver
+    configuration; points run on `workers` local processes (default: one per core), or on the
+    Dask cluster whose scheduler is at `cluster`.  `time_limit` is per point.  Returns a
+    `warpweave.sweeps.run.Sweep`; Ctrl-C returns what was answered, `interrupted` set."""
+    from warpweave.sweeps.run import run_sweep
+    options = dict(backend=backend, encoding=encoding, search=search, without=list(without),
+                   max_stages=max_stages, time_limit=time_limit, solve_limit=solve_limit,
+                   tie_breakers=list(tie_breakers), seed=seed, streaming=streaming,
+                   normalize=normalize, semantics=semantics, method=method)
+    return run_sweep(kernel, machines, params, store=store, cluster=cluster, workers=workers,
+                     progress=progress, **options)
+
+
+def sweep_plot(result: Any, out: str | os.PathLike) -> str:
+    """The Pareto front of a sweep (throughput against registers and shared memory) written to
+    `out` (.svg, or .png with matplotlib); returns how it was drawn."""
+    from warpweave.sweeps.plot import plot
+    return plot(result, out)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,3 +35,8 @@ PACE = "schedule"
 
 # Code generation (`warpweave emit`, `ww.emit`).
 EMIT_TARGET = "all"
+
+# Sweeps (`warpweave sweep`, `ww.sweep`): where the results are kept, and each point's time limit
+# (a sweep runs many solves; one that cannot finish is recorded with its bounds, not waited on).
+SWEEP_STORE = "warpweave-sweep.db"
+SWEEP_TIME_LIMIT = 300.0

@@ -65,7 +65,7 @@ def progress(args) -> Progress:
 # The numbers of the command line that argparse only checks to be numbers: seconds must be
 # > 0 (0 is not "no limit"), counts >= 1 (0 is not "the default").
 SECONDS = ("time_limit", "solve_limit", "timeout")
-COUNTS = ("max_stages", "budget", "oracle_budget", "limit")
+COUNTS = ("max_stages", "budget", "oracle_budget", "limit", "workers")
 
 
 def check_arguments(args) -> None:
@@ -78,13 +78,17 @@ def check_arguments(args) -> None:
 
 
 def search_options(args) -> dict:
-    """The search options of the parsed arguments, as `api.solve` takes them."""
-    return dict(backend=args.backend, encoding=args.encoding, search=args.search,
-                without=tuple(args.without), max_stages=args.max_stages,
-                time_limit=args.time_limit, solve_limit=args.solve_limit,
-                paper_search=args.paper_search, tie_breakers=tuple(args.tie_break),
-                seed=args.seed, streaming=not args.no_streaming, normalize=args.normalize,
-                semantics=args.semantics, method=args.method)
+    """The search options of the parsed arguments, as `api.solve` takes them (`api.sweep`: all
+    but --paper-search, which it does not have)."""
+    options = dict(backend=args.backend, encoding=args.encoding, search=args.search,
+                   without=tuple(args.without), max_stages=args.max_stages,
+                   time_limit=args.time_limit, solve_limit=args.solve_limit,
+                   tie_breakers=tuple(args.tie_break), seed=args.seed,
+                   streaming=not args.no_streaming, normalize=args.normalize,
+                   semantics=args.semantics, method=args.method)
+    if hasattr(args, "paper_search"):
+        options["paper_search"] = args.paper_search
+    return options
 
 
 def target(args):
@@ -384,6 +388,39 @@ def cmd_backends(args) -> int:
 
 
 # ---------------------------------------------------------------------------------------------
+# Sweeps
+
+
+def cmd_sweep(args) -> int:
+    from warpweave.kernels import kernel_spec
+    from warpweave.sweeps.grid import parse_axes
+    from warpweave.sweeps.plot import check_path
+    if args.plot:  # before the sweep, not after it
+        check_path(args.plot)
+    params = parse_axes(kernel_spec(args.kernel), args.param)
+    live = progress(args).live
+
+    def shown(done: int, total: int, row) -> None:
+        if live:
+            print(render.sweep_progress(done, total, row), file=sys.stderr, flush=True)
+
+    result = api.sweep(args.kernel, args.machine, params, store=args.store,
+                       cluster=args.cluster, workers=args.workers, progress=shown,
+                       **search_options(args))
+    drawn = api.sweep_plot(result, args.plot) if args.plot and not result.interrupted else None
+    out = Output(args)
+    if args.json:
+        out.document({**result.to_dict(), "plot": {"file": args.plot, "drawn_by": drawn}
+                      if drawn else None})
+    else:
+        out.text(render.describe_sweep(result))
+        if drawn:
+            out.text(f"wrote {args.plot} (the Pareto front, drawn by {drawn})")
+    answered = all(r.record.get("complete") and r.status != "error" for r in result.rows)
+    return EXIT_OK if answered and not result.interrupted else EXIT_LIMIT
+
+
+# ---------------------------------------------------------------------------------------------
 # Benchmarks
 
 
@@ -461,5 +498,5 @@ COMMANDS: dict[str, Callable[[Any], int]] = {
     "emit": cmd_emit, "simulate": cmd_simulate, "draw": cmd_draw, "import": cmd_import,
     "export-schedule": cmd_export_schedule, "export": cmd_export, "schema": cmd_schema,
     "kernels": cmd_kernels, "machines": cmd_machines, "constraints": cmd_constraints,
-    "backends": cmd_backends, "bench": cmd_bench,
+    "backends": cmd_backends, "bench": cmd_bench, "sweep": cmd_sweep,
 }

@@ -79,10 +79,10 @@ _SEMANTICS = dict(
     "fit the loop)")
 
 
-def _solve() -> argparse.ArgumentParser:
-    """The options of the optimal search (solve, and the codegen commands without
-    --schedule)."""
-    p = argparse.ArgumentParser(add_help=False, parents=[_shared_search()])
+def _solver() -> argparse.ArgumentParser:
+    """The options of the optimal search besides `_shared_search`'s (solve, the codegen
+    commands without --schedule, sweep)."""
+    p = argparse.ArgumentParser(add_help=False)
     p.add_argument("--method", default=defaults.METHOD, choices=defaults.METHODS,
                    help="exact: the optimal search; lns: large-neighbourhood search over the "
                    "exact model, from the heuristic's (or GauS's) schedule; gaus: the "
@@ -102,12 +102,19 @@ def _solve() -> argparse.ArgumentParser:
                    "--encoding integer); sweep: one problem per I and stage count, I upward "
                    "from the lower bound; auto (default): minimize when the encoding allows")
     p.add_argument("--solve-limit", type=float, help="seconds for each solver call")
-    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
-                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
-                   "search")
     p.add_argument("--tie-break", action="append", default=[], metavar="WHAT",
                    help="among optimal (I, L): groups | cross_edges | register_peak "
                    "(repeatable, applied in order)")
+    return p
+
+
+def _solve() -> argparse.ArgumentParser:
+    """The options of the optimal search (solve, and the codegen commands without
+    --schedule)."""
+    p = argparse.ArgumentParser(add_help=False, parents=[_shared_search(), _solver()])
+    p.add_argument("--paper-search", action="store_true", help="the Twill paper's Algorithm 1 "
+                   "(phase-1 modulo schedule fixes the stage count), compared with the full "
+                   "search")
     return p
 
 
@@ -282,6 +289,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="on a disagreement, also write --out/reduced.json: the model with every "
                    "edge, op, group and field dropped that the disagreement does not need (at "
                    "most N more cross-checks, default 100)")
+
+    p = _sub(sub, "sweep", "solve a kernel over a grid of parameters, ranked by throughput",
+             "Solve library KERNEL at every point of the grid (each --param's values crossed, on "
+             "each --machine), every point as `solve` does (verified), and rank the points by "
+             "predicted throughput: the kernel's useful FLOPs per iteration over the proven I "
+             "(docs/sweep.md says what it leaves out). Answers are kept in --store and reused: "
+             "a re-run or an overlapping grid solves only the points not answered yet, and a "
+             "sweep stopped by Ctrl-C resumes. --time-limit is per point (default "
+             f"{defaults.SWEEP_TIME_LIMIT:g} s). Exit 0 every point answered in full, 2 bad "
+             "input, 3 interrupted, or some point stopped at its limit or failed (its reason "
+             "is in the ranking).", parents=[_shared_search(), _solver(), _progress()],
+             json_help="print the sweep as JSON: every point's status, I, bounds, throughput "
+             "and resources, ranked")
+    p.set_defaults(time_limit=defaults.SWEEP_TIME_LIMIT)
+    p.add_argument("kernel", metavar="KERNEL", help="library kernel (`warpweave kernels`)")
+    p.add_argument("--machine", help="machines, comma-separated (default: the kernel's first)")
+    p.add_argument("--param", action="append", default=[], metavar="KEY=V1,V2,...",
+                   help="a swept parameter and its values (repeatable; a parameter given once "
+                   "is fixed; values of a warp inventory `groups` are separated by ;)")
+    p.add_argument("--store", default=defaults.SWEEP_STORE, metavar="FILE",
+                   help=f"the SQLite results file (default {defaults.SWEEP_STORE})")
+    p.add_argument("--cluster", metavar="ADDRESS", help="run the points on the Dask cluster "
+                   "whose scheduler is at ADDRESS (tcp://host:8786; pip install "
+                   "'warpweave[cluster]') instead of local processes")
+    p.add_argument("--workers", type=int, help="local worker processes (default: one per core)")
+    p.add_argument("--plot", metavar="FILE", help="draw the Pareto front (throughput against "
+                   "registers and shared memory) to FILE: .svg, or .png with matplotlib")
 
     _sub(sub, "backends", "list the solver backends, their variants and capabilities",
          "List every registered backend (and the concrete variants worth testing: sat solvers "

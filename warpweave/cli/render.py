@@ -476,3 +476,73 @@ def bench_line(k: int, n: int, r: dict) -> str:
     error = f": {r['error']}" if r.get("error") else ""
     return f"  [{k}/{n}] {r['suite']}/{r['case']}  {r['config']}: {r['status']}{answer}" \
         f"{seconds}{error}"
+
+
+# ---------------------------------------------------------------------------------------------
+# Sweeps
+
+
+def _answer(r: Mapping[str, Any]) -> str:
+    """What a point's record says of its I: proven (in raw cycles), proven in units only, or a
+    schedule without a proof; else the status."""
+    if r.get("I") is None:
+        return r["status"]
+    if r.get("I_optimal"):
+        return "I optimal"
+    if r.get("proven_in"):
+        return f"I optimal in {r['proven_in']}"
+    return f"{r['status']} (not proven)"
+
+
+def sweep_progress(done: int, total: int, row) -> str:
+    """One point answered (or reused from the store), as the progress line on a terminal."""
+    r = row.record
+    how = "from the store" if row.reused else (f"{r['seconds']:.1f} s" if r.get("seconds")
+                                               is not None else "not solved")
+    interval = f", I = {r['I']}" if r.get("I") is not None else ""
+    return f"  [{done}/{total}] {row.label}: {_answer(r)}{interval} ({how})"
+
+
+def describe_sweep(sweep) -> str:
+    """The ranking: one row per point with a schedule, best predicted throughput first, then
+    the points without one and why."""
+    machines = sorted({r.point.machine or "its own machine" for r in sweep.rows})
+    done = [f"{sweep.solved} solved on {sweep.where}"] if sweep.solved else []
+    done += [f"{sweep.reused} reused from {sweep.store}"] if sweep.reused else []
+    out = [f"{sweep.kernel}: {plural(len(sweep.rows), 'point')} on {', '.join(machines)}; "
+           f"{', '.join(done) or 'none solved'} ({sweep.seconds:.1f} s)"]
+    ranked = [r for r in sweep.rows if r.throughput]
+    if ranked:
+        work = any(r.throughput.flops for r in ranked)
+        unit = "FLOP/cyc" if work else "iter/cyc"
+        rows = [["rank", "point", "answer", "I", "bound", unit, "peak", "TFLOPS", "regs",
+                 "smem"]]
+        for k, r in enumerate(ranked, 1):
+            t, rec = r.throughput, r.record
+            rows.append([str(k), r.label, _answer(rec), str(t.I),
+                         str(t.lower_bound), f"{t.per_cycle:.4g}" if work else
+                         f"{t.per_cycle:.3g}",
+                         "-" if t.share is None else f"{100 * t.share:.1f}%",
+                         "-" if t.tflops is None else f"{t.tflops:.0f}",
+                         str(rec.get("regs_peak", "-")), str(rec.get("smem_peak", "-"))])
+        out.append(table(rows))
+        out.append("  throughput: the kernel's useful FLOPs per iteration / I, per SM (bound: "
+                   "the lower bound on I; peak: of the tensor core's rate; TFLOPS: every SM at "
+                   "that rate at the boost clock); regs, smem: held at the loop's peak, per CTA"
+                   if work else "  throughput: iterations per cycle, 1 / I (the kernel states "
+                   "no work)")
+    for r in sweep.rows:
+        if not r.throughput:
+            rec = r.record
+            why = rec.get("reason") or (
+                f"no schedule with at most {rec.get('stage_bound')} stages at any I"
+                if rec["status"] == "infeasible" else
+                "not answered (interrupted)" if rec["status"] == "pending" else "")
+            bound = f", lower bound {rec['lower_bound']}" if rec.get("lower_bound") else ""
+            out.append(f"  {r.label}: {rec['status']}{bound}"
+                       + (f" - {why}" if why else ""))
+    if sweep.interrupted:
+        done = sum(1 for r in sweep.rows if r.status != "pending")
+        out.append(f"interrupted: {done} of {len(sweep.rows)} points answered and kept in "
+                   f"{sweep.store}; the same command resumes")
+    return "\n".join(out)

@@ -1,0 +1,160 @@
+"""`warpweave sweep` / `ww.sweep`: the grid solved on local worker processes, ranked by
+predicted throughput, kept in the SQLite store (a re-run solves nothing, an overlapping grid
+only what is new, an interrupted sweep resumes), and bad input as one line.  The Dask cluster is
+in test_sweep_cluster.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+
+import pytest
+
+import warpweave as ww
+from warpweave.cli import main
+from warpweave.core.formats import model_to_dict
+from warpweave.kernels import kernel_spec
+from warpweave.sweeps.plot import front
+from warpweave.sweeps.store import point_key, reusable
+
+GEMM = {"k_steps": [1, 2], "tile_n": [64, 128]}
+
+
+def stored(store) -> dict[str, tuple]:
+    with sqlite3.connect(store) as db:
+        return {k: rest for k, *rest in db.execute("SELECT key, status, complete, I FROM points")}
+
+
+def test_a_rerun_reuses_every_point_and_an_overlapping_grid_solves_only_what_is_new(tmp_path):
+    store = tmp_path / "s.db"
+    seen = []
+    first = ww.sweep("gemm", "h100", GEMM, store=store, workers=1,
+                     progress=lambda done, total, row: seen.append((done, total)))
+    assert (first.solved, first.reused, first.interrupted) == (4, 0, False)
+    assert seen == [(k, 4) for k in range(1, 5)]
+    assert all(r.status == "optimal" and r.record["complete"] for r in first.rows)
+    rates = [r.throughput.per_cycle for r in first.rows]
+    assert rates == sorted(rates, reverse=True)  # ranked, best first
+    spec = kernel_spec("gemm")
+    for r in first.rows:  # the figure: the kernel's stated work over the verified I
+        assert r.throughput.flops == spec.flops("h100", dict(r.point.params))
+        assert r.throughput.per_cycle == r.throughput.flops / r.record["I"]
+    assert len(stored(store)) == 4
+
+    again = ww.sweep("gemm", "h100", GEMM, store=store, workers=1)
+    assert (again.solved, again.reused, again.where) == (0, 4, "nowhere")
+    assert [(r.label, r.record["I"]) for r in again.rows] == \
+        [(r.label, r.record["I"]) for r in first.rows]
+
+    wider = ww.sweep("gemm", "h100", {"k_steps": [2, 3], "tile_n": [64, 128]}, store=store,
+                     workers=1)
+    assert (wider.solved, wider.reused) == (2, 2)
+    assert len(stored(store)) == 6
+
+    # The Pareto front, drawn without matplotlib: every point with a schedule, labelled.
+    svg = tmp_path / "front.svg"
+    assert ww.sweep_plot(wider, svg) == "svg"
+    text = svg.read_text()
+    assert text.startswith("<svg") and all(r.label in text for r in wider.rows)
+
+
+def test_a_point_its_builder_rejects_is_reported_not_solved(tmp_path):
+    result = ww.sweep("fa-bwd", "h100", {"head_dim": [512]}, store=tmp_path / "s.db")
+    (row,) = result.rows
+    assert row.status == "rejected" and "the tile is too large" in row.record["reason"]
+    assert result.solved == 0 and not stored(tmp_path / "s.db")
+
+
+def test_the_key_is_the_model_and_the_solver_configuration_not_the_limits():
+    doc = model_to_dict(ww.kernel("gemm", "h100"))
+    options = {"backend": "auto", "seed": 0, "time_limit": 10.0}
+    key = point_key(doc, options)
+    assert key == point_key(doc, {**options, "time_limit": 99.0, "solve_limit": 1.0})
+    assert key != point_key(doc, {**options, "seed": 1})
+    assert key != point_key(model_to_dict(ww.kernel("gemm", "h100", k_steps=2)), options)
+
+
+@pytest.mark.parametrize("record, asked, reuse", [
+    ({"status": "optimal", "complete": True, "limits": {"time_limit": 1.0}}, 600.0, True),
+    ({"status": "infeasible", "complete": True}, None, True),
+    # stopped at its limit: reused when asked for no more time, solved again with more
+    ({"status": "feasible", "complete": False, "limits": {"time_limit": 10.0}}, 5.0, True),
+    ({"status": "feasible", "complete": False, "limits": {"time_limit": 10.0}}, 20.0, False),
+    ({"status": "unknown", "complete": False, "limits": {"time_limit": 10.0}}, None, False),
+    ({"status": "error", "complete": False, "limits": {"time_limit": 10.0}}, 5.0, False),
+])
+def test_which_stored_answers_are_reused(record, asked, reuse):
+    assert reusable(record, {"time_limit": asked}) is reuse
+
+
+def test_the_pareto_front_keeps_the_points_no_other_beats():
+    # (resource, throughput): less resource and more throughput are better
+    points = [(10, 5.0), (20, 4.0), (20, 9.0), (30, 9.0), (5, 1.0), (40, 12.0)]
+    assert front(points) == [4, 0, 2, 5]
+
+
+@pytest.mark.parametrize("argv, names", [
+    (["--param", "tile_m=64,abc"], "params.block_m"),
+    (["--param", "tile_q=64"], "has no such parameter"),
+    (["--param", "tile_m"], "key=value"),
+    (["--param", "tile_m=64,,80"], "an empty value"),
+    (["--param", "tile_m=64", "--param", "block_m=80"], "given twice"),
+    (["--machine", "h100,a100"], "a100"),
+    (["--workers", "0"], "--workers"),
+    (["--workers", "2", "--cluster", "tcp://127.0.0.1:1"], "--workers"),
+    (["--plot", "front.pdf"], "--plot"),
+    (["--store", "."], "--store"),
+])
+def test_bad_input_is_one_line_before_any_solve(tmp_path, capsys, monkeypatch, argv, names):
+    monkeypatch.chdir(tmp_path)
+    code = main(["sweep", "fa-bwd", *argv])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    assert err.count("\n") == 1 and err.startswith("warpweave: error:") and names in err
+    assert sorted(os.listdir(tmp_path)) == []  # nothing solved, no store made
+
+
+@pytest.mark.slow
+def test_ctrl_c_keeps_what_was_answered_and_the_same_command_resumes(tmp_path):
+    """A real SIGINT to the command's process group (what Ctrl-C sends), once the first point
+    is in the store; then the same command solves only the rest.  About 15 s."""
+    store = tmp_path / "s.db"
+    argv = [sys.executable, "-m", "warpweave", "sweep", "fa3-fwd", "--param", "tile_m=64,80",
+            "--param", "tile_n=64,128", "--store", str(store), "--workers", "1"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path)
+    deadline = time.monotonic() + 60
+    while not (store.exists() and stored(store)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    os.killpg(proc.pid, signal.SIGINT)
+    out, err = proc.communicate(timeout=30)
+    assert proc.returncode == 3, err
+    answered = stored(store)
+    assert 1 <= len(answered) < 4 and "interrupted" in out and "resumes" in out
+
+    again = subprocess.run([*argv, "--json"], capture_output=True, text=True, cwd=tmp_path,
+                           timeout=120)
+    assert again.returncode == 0, again.stderr
+    doc = json.loads(again.stdout)
+    assert (doc["reused"], doc["solved"]) == (len(answered), 4 - len(answered))
+    assert {r["key"] for r in doc["ranking"] if r["reused"]} == set(answered)
+    assert len(stored(store)) == 4
+
+
+def test_the_command_and_the_api_have_the_same_defaults():
+    import inspect
+
+    from warpweave.cli.commands import search_options
+    from warpweave.cli.parser import build_parser
+    args = build_parser().parse_args(["sweep", "fa-bwd"])
+    signature = inspect.signature(ww.sweep).parameters
+    given = {**search_options(args), "store": args.store, "workers": args.workers,
+             "cluster": args.cluster}
+    for key, value in given.items():
+        default = signature[key].default
+        assert (tuple(default) if isinstance(default, list | tuple) else default) == value, key

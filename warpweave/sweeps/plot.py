@@ -1,0 +1,146 @@
+"""The Pareto front of a sweep: predicted throughput against the registers and the shared memory
+each point's schedule holds, two panels side by side.
+
+A point is on the front of a panel when no other point has at least its throughput with at most
+its resource and is better in one of the two; the front is drawn as a step line through those
+points, every other point as a grey dot, each labelled with its parameters.  SVG is written
+directly; PNG goes through matplotlib (the `png` extra).  The file's suffix chooses.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from html import escape
+
+from warpweave.core.errors import InputError
+from warpweave.outputs import output_file, replacing, write
+from warpweave.sweeps.run import Row, Sweep
+
+PANELS = (("regs_peak", "registers held at the peak (per CTA)"),
+          ("smem_peak", "shared memory at the peak (bytes per CTA)"))
+SUFFIXES = (".svg", ".png")
+
+
+def front(points: Sequence[tuple[float, float]]) -> list[int]:
+    """Indices of the Pareto-optimal (resource, throughput) pairs: less resource and more
+    throughput are better; ordered by resource."""
+    order = sorted(range(len(points)), key=lambda i: (points[i][0], -points[i][1]))
+    out, best = [], float("-inf")
+    for i in order:
+        if points[i][1] > best:
+            out.append(i)
+            best = points[i][1]
+    return out
+
+
+def _series(sweep: Sweep, resource: str) -> tuple[list[Row], list[tuple[float, float]]]:
+    rows = [r for r in sweep.rows if r.throughput and r.record.get(resource) is not None]
+    return rows, [(float(r.record[resource]), r.throughput.per_cycle) for r in rows]
+
+
+def check_path(path: str | os.PathLike) -> None:
+    """The plot's file, checked before the sweep runs."""
+    output_file(path, "--plot", SUFFIXES)
+
+
+def plot(sweep: Sweep, path: str | os.PathLike) -> str:
+    """Write the front to `path` (.svg or .png); returns how it was made.  InputError for a
+    PNG without matplotlib, or a sweep with no schedule to plot."""
+    check_path(path)
+    if not any(r.throughput for r in sweep.rows):
+        raise InputError("no point has a schedule: nothing to plot", ("--plot",), str(path))
+    if str(path).endswith(".png"):
+        try:
+            import matplotlib
+        except ImportError:
+            raise InputError("PNG needs matplotlib (pip install 'warpweave[png]'); .svg does "
+                             "not", ("--plot",), str(path)) from None
+        matplotlib.use("Agg")
+        with replacing(path, "--plot") as tmp:
+            _png(sweep, tmp)
+        return "matplotlib"
+    write(path, svg(sweep), "--plot")
+    return "svg"
+
+
+def _title(sweep: Sweep) -> str:
+    return f"{sweep.kernel}: predicted throughput (FLOPs per cycle per SM) - Pareto front"
+
+
+def svg(sweep: Sweep) -> str:
+    """The two panels as an SVG document."""
+    pw, ph, margin = 440, 320, 70
+    width, height = 2 * (pw + margin) + 20, ph + 2 * margin + 20
+    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
+           'font-family="sans-serif" font-size="11">',
+           f'<rect width="{width}" height="{height}" fill="white"/>',
+           f'<text x="{margin}" y="22" font-size="14">{escape(_title(sweep))}</text>']
+    for k, (resource, axis) in enumerate(PANELS):
+        rows, pts = _series(sweep, resource)
+        x0, y0 = margin + k * (pw + margin), margin
+        out.append(f'<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" '
+                   'stroke="#999"/>')
+        out.append(f'<text x="{x0 + pw / 2}" y="{y0 + ph + 40}" text-anchor="middle">'
+                   f'{escape(axis)}</text>')
+        if not pts:
+            out.append(f'<text x="{x0 + 10}" y="{y0 + 20}">no figures</text>')
+            continue
+        xs, ys = [p[0] for p in pts], [p[1] for p in pts]
+        xlo, xhi = _span(xs)
+        ylo, yhi = _span(ys)
+
+        def at(x: float, y: float, x0=x0, y0=y0, xlo=xlo, xhi=xhi, ylo=ylo, yhi=yhi):
+            return (x0 + 10 + (x - xlo) / (xhi - xlo) * (pw - 20),
+                    y0 + ph - 10 - (y - ylo) / (yhi - ylo) * (ph - 20))
+
+        for value, pos in ((xlo, "start"), (xhi, "end")):
+            x, _ = at(value, ylo)
+            out.append(f'<text x="{x}" y="{y0 + ph + 16}" text-anchor="{pos}" fill="#666">'
+                       f'{value:g}</text>')
+        for value in (ylo, yhi):
+            _, y = at(xlo, value)
+            out.append(f'<text x="{x0 - 6}" y="{y + 4}" text-anchor="end" fill="#666">'
+                       f'{value:.0f}</text>')
+        best = front(pts)
+        path = " ".join(f"{'M' if j == 0 else 'L'}{at(*pts[i])[0]:.1f},{at(*pts[i])[1]:.1f}"
+                        for j, i in enumerate(best))
+        out.append(f'<path d="{path}" fill="none" stroke="#e15759" stroke-width="1.5"/>')
+        for i, (row, p) in enumerate(zip(rows, pts, strict=True)):
+            x, y = at(*p)
+            on = i in best
+            out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{5 if on else 3.5}" '
+                       f'fill="{"#e15759" if on else "#999"}"><title>{escape(row.label)}'
+                       f': {p[1]:.1f} FLOPs/cycle, {p[0]:g}</title></circle>')
+            out.append(f'<text x="{x + 7:.1f}" y="{y - 5:.1f}" font-size="9" '
+                       f'fill="{"#000" if on else "#888"}">{escape(row.label)}</text>')
+    out.append("</svg>")
+    return "\n".join(out) + "\n"
+
+
+def _span(values: Sequence[float]) -> tuple[float, float]:
+    lo, hi = min(values), max(values)
+    pad = (hi - lo) * 0.08 or max(1.0, abs(hi) * 0.05)
+    return lo - pad, hi + pad
+
+
+def _png(sweep: Sweep, path: os.PathLike) -> None:
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
+    for ax, (resource, axis) in zip(axes, PANELS, strict=True):
+        rows, pts = _series(sweep, resource)
+        ax.set_xlabel(axis)
+        ax.set_ylabel("FLOPs per cycle per SM")
+        if not pts:
+            continue
+        best = front(pts)
+        ax.plot([pts[i][0] for i in best], [pts[i][1] for i in best], "-o", color="#e15759",
+                zorder=2)
+        ax.scatter([p[0] for p in pts], [p[1] for p in pts], color="#999", s=14, zorder=1)
+        for row, (x, y) in zip(rows, pts, strict=True):
+            ax.annotate(row.label, (x, y), fontsize=7, xytext=(4, 4),
+                        textcoords="offset points")
+    fig.suptitle(_title(sweep))
+    fig.tight_layout()
+    fig.savefig(path, dpi=120, format="png")
+    plt.close(fig)
