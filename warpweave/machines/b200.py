@@ -12,33 +12,48 @@ from __future__ import annotations
 
 from warpweave.core.model import WarpGroup
 from warpweave.machines.figures import Figure, Figures
-from warpweave.machines.gpu import MachineSpec
-from warpweave.machines.nvidia import SMEM, TMEM, TMEM_UNIT, UNITS, common_figures
+from warpweave.machines.gpu import NEUTRAL_GROUPS, MachineSpec
+from warpweave.machines.nvidia import (
+    NVLAT,
+    PER_TILE,
+    SMEM,
+    TMEM,
+    TMEM_UNIT,
+    UNITS,
+    common_figures,
+)
 
 FIGURES = Figures([
-    Figure("sms", 148, "SMs", "b200-spec"),
+    Figure("sms", 148, "SMs", "b200-spec", place="specifications table"),
     Figure("clock_ghz", 1.86, "GHz", "b200-spec", True,
            "tensor clock implied by 2.25 PFLOPS dense; Meta measured ~1.96 GHz"),
     Figure("tc_flops_16bit", 8192, "FLOPs/clk/SM", "meta-nvlat",
-           note="a 128x64x128 tcgen05 MMA occupies the tensor core 256 cycles (= 8192); the "
-                "datasheet's 2.25 PFLOPS / (148 SMs x 1.86 GHz) = 8173 agrees"),
-    Figure("tc_flops_8bit", 16384, "FLOPs/clk/SM", "b200-spec", note="dense FP8: 4.5 PFLOPS"),
-    Figure("tc_flops_tf32", 4096, "FLOPs/clk/SM", "b200-spec", note="dense TF32: 1.1 PFLOPS"),
-    Figure("mma_latency_base", 218, "cycles", "meta-nvlat",
-           note="line through the measured tcgen05 latencies 900 (128x128x128, busy 512) and "
-                "559 (128x128x64, busy 256): latency = 218 + 1.332 x busy"),
-    Figure("mma_latency_slope", 341 / 256, "", "meta-nvlat", note="see mma_latency_base"),
-    Figure("tmem_columns", 512, "columns", "ptx-isa", note="128 lanes x 512 columns x 32 bit"),
-    Figure("tmem_load_cycles_64kb", 532, "cycles", "meta-nvlat",
-           note="tcgen05.ld of a 128x128 fp32 tile; scaled linearly by size (Meta's curated "
-                "graphs do the same: 266 for 128x64; their 179-cycle 128x64 measurement says "
-                "small loads cost less)"),
-    Figure("tmem_load_bytes_per_clk", 256, "B/clk", "meta-nvlat",
-           note="datapath occupancy: 256 cycles per 128x128 fp32 load in Meta's curated graphs"),
-    Figure("tmem_store_cycles_32kb", 96, "cycles", "meta-nvlat",
-           note="tcgen05.st of a 128x128 16-bit tile"),
-    Figure("tmem_store_bytes_per_clk", 32768 / 48, "B/clk", "meta-nvlat",
-           note="occupancy 48 cycles per 32 KB store in Meta's curated graphs"),
+           note="the datasheet's 2.25 PFLOPS / (148 SMs x 1.86 GHz) = 8173 agrees; every MMA "
+                "occupancy in benchmarks/data/meta-tlx/case*-ddg.json is 2MNK / 8192",
+           place=f"{NVLAT}:197 (kTCMacsPerCycleFp16 = 4096 MACs per cycle per SM)"),
+    Figure("tc_flops_8bit", 16384, "FLOPs/clk/SM", "b200-spec", note="dense FP8: 4.5 PFLOPS",
+           place="specifications table (per GPU, dense)"),
+    Figure("tc_flops_tf32", 4096, "FLOPs/clk/SM", "b200-spec", note="dense TF32: 1.1 PFLOPS",
+           place="specifications table (per GPU, dense)"),
+    Figure("mma_latency_k128", 900, "cycles", "meta-nvlat",
+           note="tcgen05 MMA issue to result, K >= 128 (whatever M, N); the DDGs agree: "
+                "case3_FA_fp16 node 7, case4_FA_bwd node 31, case4_FA_bwd-ddg_hd128 nodes 11, "
+                "21, 31",
+           place=f"{NVLAT}:181, 214 (K >= 128 ? 900 : 559)"),
+    Figure("mma_latency_k64", 559, "cycles", "meta-nvlat",
+           note="tcgen05 MMA issue to result, K < 128; case3_FA_fp16 node 28, case4_FA_bwd "
+                "nodes 11, 21, 22, 36, case1_simple_gemm node 4, case2_persistent_gemm node 6",
+           place=f"{NVLAT}:182, 214"),
+    Figure("tmem_columns", 512, "columns", "ptx-isa", note="128 lanes x 512 columns x 32 bit",
+           place="tcgen05 Tensor Memory: organization"),
+    Figure("tmem_load_latency", 532, PER_TILE, "meta-nvlat",
+           note="tcgen05.ld + wait; scaled by element count as the source does (its 179-cycle "
+                "128x64 measurement says small loads cost less)",
+           place=f"{NVLAT}:326"),
+    Figure("tmem_load_occupancy", 256, PER_TILE, "meta-nvlat",
+           note="cycles the TMEM datapath is busy", place=f"{NVLAT}:411"),
+    Figure("tmem_store_latency", 96, PER_TILE, "meta-nvlat", place=f"{NVLAT}:333"),
+    Figure("tmem_store_occupancy", 48, PER_TILE, "meta-nvlat", place=f"{NVLAT}:413"),
     *common_figures(measured_here=True),
 ])
 
@@ -54,5 +69,6 @@ B200 = MachineSpec(
     variable_latency_group="w14",
     groups_note="FA4's forward launch: softmax 0 and 1 at 192, correction at 80, and single "
                 "warps 12-14 (MMA, epilogue, load in FA4) at 48; warp 15 idles",
+    neutral=NEUTRAL_GROUPS,
 )
 

@@ -11,17 +11,21 @@ from collections.abc import Iterable, Iterator
 
 import attrs
 
-# The documents behind the figures (full references in docs/machines.md).
+# The documents behind the figures (full references in docs/machines.md).  A figure's `place`
+# says where in its document the number stands (file and line, table, or section).
 SOURCES = {
     "h100-wp": "NVIDIA H100 Tensor Core GPU Architecture whitepaper (2022)",
     "b200-spec": "NVIDIA DGX/HGX B200 datasheet (dense FP16/BF16 2.25 PFLOPS, 148 SMs)",
     "cuda-guide": "CUDA C++ Programming Guide: compute capabilities, arithmetic throughput table",
     "ptx-isa": "PTX ISA: setmaxnreg, tcgen05 (Tensor Memory) sections",
     "fa3": "Shah et al., FlashAttention-3 (2024), and flash-attention hopper/ sources",
-    "fa4": "FlashAttention-4 (Zadouri et al., 2026; flash_attn/cute/flash_fwd_sm100.py, "
-           "flash_bwd_sm100.py)",
-    "meta-nvlat": "Meta's Triton fork (facebookexperimental/triton) NVLatencyModel and curated "
-                  "DDGs, PR 2812: measured B200 cycles",
+    "fa4": "FlashAttention-4 (Zadouri et al., 2026) and its sources, github.com/Dao-AILab/"
+           "flash-attention at 0251105 (flash_attn/cute/flash_fwd_sm100.py, softmax.py, utils.py)",
+    "meta-nvlat": "Meta's Triton fork, github.com/facebookexperimental/triton at db4666f: "
+                  "NVLatencyModel.cpp and ModuloSchedulePass.cpp in third_party/nvidia/hopper/lib/"
+                  "Transforms/ModuloScheduling/ (B200 microbenchmarks)",
+    "meta-ddg": "Meta's dependence graphs with those latencies, copied into benchmarks/data/"
+                "meta-tlx/ (case*-ddg.json: per node `latency` and `occupancy`)",
     "derived": "derived from the figures above (formula given)",
 }
 
@@ -36,6 +40,7 @@ class Figure:
     source: str
     estimate: bool = False
     note: str = ""
+    place: str = ""
 
     def __attrs_post_init__(self) -> None:
         if self.source not in SOURCES:
@@ -44,6 +49,8 @@ class Figure:
     def to_dict(self) -> dict:
         d = {"value": self.value, "unit": self.unit, "source": self.source,
              "estimate": self.estimate}
+        if self.place:
+            d["place"] = self.place
         if self.note:
             d["note"] = self.note
         return d

@@ -5,6 +5,10 @@ Calling a spec with no arguments gives the default machine (what `"machine": "h1
 file means).  Keyword options let a kernel builder or a user change the warp-group inventory, the
 variable-latency group, cap every register limit (a reduced register budget), or reserve shared
 memory for loop-invariant tiles (Q in attention); the setmaxnreg rule is checked on every call.
+
+Besides its default inventory (a published launch), a spec has a `neutral` one: groups and
+register limits shaped like no published answer, so that a published role can be found by the
+solver instead of being built into the launch (`NEUTRAL_GROUPS`).
 """
 
 from __future__ import annotations
@@ -18,6 +22,18 @@ from warpweave.core.model import Machine, Memory, Unit, WarpGroup
 from warpweave.machines.costs import CostModel
 from warpweave.machines.figures import Figures
 from warpweave.machines.inventory import SETMAXNREG, RegisterRule, check_inventory, parse_groups
+
+
+# The neutral inventory (both machines): three 4-warp groups at one register limit and the four
+# single warps of a fourth warpgroup at the setmaxnreg minimum, filling the register file
+# (128 x (3 x 160 + 32) = 65536).  Any role - an MMA warp, one to three compute groups - is
+# open, and no group's limit is sized for a role.  One single warp is the variable-latency group,
+# as Twill's formulation designates W_vl (DESIGN rule 7): the producer warp stays a rule of the
+# model, not a finding.
+NEUTRAL_GROUPS = (WarpGroup("wg0", 4, 160), WarpGroup("wg1", 4, 160), WarpGroup("wg2", 4, 160),
+                  WarpGroup("w12", 1, 32), WarpGroup("w13", 1, 32), WarpGroup("w14", 1, 32),
+                  WarpGroup("w15", 1, 32))
+NEUTRAL_VL = "w15"
 
 
 @attrs.frozen
@@ -55,6 +71,7 @@ class MachineSpec:
     # The hardware facts codegen and the inventory check read: how groups get registers (the
     # per-thread limits, the file, warps per unit); `arch` is the compilation target.
     registers: RegisterRule = SETMAXNREG
+    neutral: tuple[WarpGroup, ...] = ()
 
     @property
     def costs(self) -> CostModel:
@@ -101,6 +118,9 @@ class MachineSpec:
                             for g in self.groups],
             "variable_latency_group": self.variable_latency_group,
             "groups_note": self.groups_note,
+            "neutral_groups": [{"name": g.name, "warps": g.warps, "reg_limit": g.reg_limit}
+                               for g in self.neutral],
+            "neutral_variable_latency_group": NEUTRAL_VL if self.neutral else None,
             "registers_used": check_inventory(self.groups, rule=self.registers),
             "register_rule": attrs.asdict(self.registers),
             "figures": {f.name: f.to_dict() for f in self.figures},

@@ -10,17 +10,20 @@ from __future__ import annotations
 
 from warpweave.core.model import WarpGroup
 from warpweave.machines.figures import Figure, Figures
-from warpweave.machines.gpu import MachineSpec
+from warpweave.machines.gpu import NEUTRAL_GROUPS, MachineSpec
 from warpweave.machines.nvidia import SMEM, UNITS, common_figures
 
 FIGURES = Figures([
-    Figure("sms", 132, "SMs", "h100-wp"),
-    Figure("clock_ghz", 1.83, "GHz", "h100-wp", note="boost clock used for the TFLOPS figures"),
+    Figure("sms", 132, "SMs", "h100-wp", place="A100 vs H100 comparison table, H100 SXM5 column: SMs"),
+    Figure("clock_ghz", 1.83, "GHz", "h100-wp", note="boost clock used for the TFLOPS figures",
+           place="same table: GPU boost clock"),
     Figure("tc_flops_16bit", 4096, "FLOPs/clk/SM", "h100-wp",
            note="dense FP16/BF16: 989.4 TFLOPS / (132 SMs x 1.83 GHz) = 4096 "
-                "(4 tensor cores x 512 FMA)"),
-    Figure("tc_flops_8bit", 8192, "FLOPs/clk/SM", "h100-wp", note="dense FP8: 1979 TFLOPS"),
-    Figure("tc_flops_tf32", 2048, "FLOPs/clk/SM", "h100-wp", note="dense TF32: 494.7 TFLOPS"),
+                "(4 tensor cores x 512 FMA)", place="same table: peak FP16 tensor TFLOPS"),
+    Figure("tc_flops_8bit", 8192, "FLOPs/clk/SM", "h100-wp", note="dense FP8: 1979 TFLOPS",
+           place="same table: peak FP8 tensor TFLOPS"),
+    Figure("tc_flops_tf32", 2048, "FLOPs/clk/SM", "h100-wp", note="dense TF32: 494.7 TFLOPS",
+           place="same table: peak TF32 tensor TFLOPS"),
     Figure("mma_latency_base", 64, "cycles", "derived", True,
            "wgmma result latency = base + slope x busy cycles; no cycle-level H100 measurement "
            "at hand, so a small fill/drain overhead is assumed (estimate)"),
@@ -39,5 +42,6 @@ H100 = MachineSpec(
     variable_latency_group="w0",
     groups_note="FA3's launch: producer warpgroup at 24 registers (warp 0 issues TMA, warps 1-3 "
                 "idle), two consumer warpgroups at 240",
+    neutral=NEUTRAL_GROUPS,
 )
 

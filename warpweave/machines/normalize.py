@@ -2,7 +2,8 @@
 integers with nearly the same ratios, so that time-indexed encodings stay small, and map schedules
 found in those units back to raw cycles.
 
-The pool C is the distinct positive raw costs of a model: op cycles, edge delays and spill costs.
+The pool C is the distinct positive raw costs of a model: op cycles, edge delays, spill costs and
+the edges' hand-offs (across and within groups).
 The ILP, stated in the IR (`warpweave.encodings.ir.Problem`) and solved by whatever `solve`
 callable is given (a registered backend by name: `registry_solver`):
 
@@ -83,6 +84,10 @@ def cost_uses(model: Model) -> dict[int, list[str]]:
     for e in model.edges:
         if e.delay:
             uses[e.delay].append(f"delay {e.src} -> {e.dst}")
+        if e.is_data and e.handoff:
+            uses[e.handoff].append(f"hand-off {e.src} -> {e.dst}")
+        if e.is_data and e.handoff_local:
+            uses[e.handoff_local].append(f"hand-off within a group {e.src} -> {e.dst}")
     return dict(uses)
 
 
@@ -184,6 +189,9 @@ def _pairs(raw: Model, normalized: Model) -> Iterable[tuple[str, int, int]]:
         yield f"spill cost of {a.name}", a.spill_cost, b.spill_cost
     for a, b in zip(raw.edges, normalized.edges, strict=True):
         yield f"delay {a.src} -> {a.dst}", a.delay, b.delay
+        if a.is_data:
+            yield f"hand-off {a.src} -> {a.dst}", a.handoff, b.handoff
+            yield f"hand-off within a group {a.src} -> {a.dst}", a.handoff_local, b.handoff_local
 
 
 def _normal_op(op: Op, mapping: Mapping[int, int], scale: int) -> Op:
@@ -203,9 +211,13 @@ def _normal_op(op: Op, mapping: Mapping[int, int], scale: int) -> Op:
 
 def _normal_edge(e: Edge, model: Model, mapping: Mapping[int, int],
                  cycles: Mapping[str, int]) -> Edge:
-    if e.delay == model.op(e.src).cycles:
-        return attrs.evolve(e, delay=cycles[e.src])
-    return attrs.evolve(e, delay=mapping[e.delay] if e.delay else 0)
+    def mapped(c: int) -> int:
+        return mapping[c] if c and e.is_data else 0
+
+    delay = cycles[e.src] if e.delay == model.op(e.src).cycles else \
+        (mapping[e.delay] if e.delay else 0)
+    return attrs.evolve(e, delay=delay, handoff=mapped(e.handoff),
+                        handoff_local=mapped(e.handoff_local))
 
 
 def registry_solver(spec: str = "cbc") -> Solve:
