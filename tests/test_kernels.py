@@ -5,6 +5,7 @@ what breaks them is caught), and the CLI lists and builds kernels."""
 from __future__ import annotations
 
 import json
+import math
 
 import pytest
 from hypothesis import given
@@ -18,19 +19,24 @@ from warpweave.core.registry import KERNELS
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.verify import verify
 from warpweave.kernels import build, kernel_spec, parse_params, published
+from warpweave.kernels.fa4_fwd import emulated_columns
 from warpweave.kernels.gemm import ring_reader
+from warpweave.machines.inventory import check_inventory
 
 from .conftest import EXAMPLES
 
 PARAMS = {
     "fa-simplified": [{}],
     "fa3-fwd": [{}, {"subtiles": 2}, {"block_n": 64}, {"dtype": "fp8", "stages": 3},
-                {"block_m": 128, "head_dim": 64}],
-    "fa4-fwd": [{}, {"block_n": 64}, {"stages": 2}, {"exp_emulation": 25},
-                {"exp_emulation": 100}, {"dtype": "fp8"}],
-    "fa-bwd": [{}, {"subtiles": 2}, {"block_m": 64}, {"ps_stages": 2}, {"head_dim": 64}],
+                {"block_m": 128, "head_dim": 64}, {"block_m": 80}, {"inventory": "neutral"}],
+    "fa4-fwd": [{}, {"block_n": 64}, {"stages": 2}, {"ex2_emu_freq": 8}, {"ex2_emu_freq": 0},
+                {"dtype": "fp8"}, {"chunks": 4}, {"rescale": "never"},
+                {"inventory": "neutral"}],
+    "fa-bwd": [{}, {"subtiles": 2}, {"block_m": 64}, {"ps_stages": 2}, {"head_dim": 64},
+               {"block_m": 80}, {"inventory": "neutral", "subtiles": 2}],
     "gemm": [{}, {"k_steps": 2}, {"stages": 3}, {"k_steps": 4, "stages": 6},
-             {"dtype": "fp8", "block_k": 128}],
+             {"dtype": "fp8", "block_k": 128}, {"subtiles": 2}, {"block_n": 80},
+             {"inventory": "neutral"}],
 }
 
 
@@ -122,14 +128,65 @@ def test_gemm_ring_reader_is_the_step_stages_before(k_steps, stages, step):
 @pytest.mark.parametrize("name, params, needle", [
     ("fa3-fwd", {"subtiles": 3}, "one of 1, 2"),
     ("fa3-fwd", {"block_n": "wide"}, "must be an integer"),
-    ("fa4-fwd", {"exp_emulation": 101}, "<= 100"),
+    ("fa3-fwd", {"head_dim": 72}, "cannot be issued as MMAs"),
+    ("fa-bwd", {"block_m": 20}, "cannot be issued as MMAs"),
+    ("fa3-fwd", {"block_m": 256, "block_n": 256}, "registers per thread"),
+    ("fa4-fwd", {"ex2_emu_freq": 3}, "must exceed"),
+    ("fa4-fwd", {"block_m": 96}, "M = 64 or 128"),
+    ("fa4-fwd", {"block_n": 512}, "registers per thread"),
+    ("fa4-fwd", {"inventory": "fa4"}, "one of published, neutral"),
     ("gemm", {"nope": 1}, "no such parameter"),
     ("gemm", {"acc_stages": 3, "block_n": 256}, "exceed Tensor Memory"),
+    ("gemm", {"subtiles": 2, "acc_stages": 2}, "exceed Tensor Memory"),
 ])
 def test_bad_parameters_are_input_errors(name, params, needle):
-    machine = "b200" if name != "fa3-fwd" else None
+    machine = "b200" if name not in ("fa3-fwd",) else None
     with pytest.raises(InputError, match=needle):
         build(name, machine, **params)
+
+
+def test_fa4_emulates_exp2_where_its_source_does():
+    # softmax.py apply_exp2_convert: fragments 1..2 of 4, pairs k with k % 16 >= 12
+    assert emulated_columns(128, 16, 1) == 16          # FA4's default: 12.5%
+    assert emulated_columns(128, 10, 1) == 24          # the 2-CTA setting (freq 10)
+    assert emulated_columns(128, 0, 1) == 0
+    assert emulated_columns(64, 16, 1) == 0            # only the first and last fragment
+
+
+def test_fa4_row_sum_is_after_p_and_off_the_path_to_pv():
+    model = build("fa4-fwd")
+    into_pv = {e.src for e in model.in_edges("pv0")}
+    assert "rowsum0" not in into_pv and "softmax0" in into_pv
+    rowsum = model.op("rowsum0")
+    carried = next(e for e in model.out_edges("rowsum0") if e.dst == "rowsum0")
+    assert rowsum.cycles == 639 and carried.delay == 1691   # occupancy, then the result
+
+
+def test_hand_offs_follow_where_the_value_lives():
+    fa4 = build("fa4-fwd")
+    edge = {(e.src, e.dst): e for e in fa4.edges}
+    assert (edge["softmax0", "pv0"].handoff, edge["softmax0", "pv0"].handoff_local) == (92, 30)
+    assert edge["rowmax0", "rescale0"].handoff == math.ceil(61 + 16.1)      # m, alpha: 1 KB
+    assert edge["qk0", "rowmax0"].handoff == 0          # the MMA's commit barrier
+    gemm = build("gemm", "b200")
+    chain = next(e for e in gemm.edges if (e.src, e.dst) == ("mma0", "mma1"))
+    assert (chain.handoff, chain.handoff_local) == (92, 0)
+
+
+def test_gemm_two_tiles_per_iteration_share_the_ring():
+    model = build("gemm", "h100", subtiles=2, k_steps=2, stages=3)
+    assert {"mma0_1", "mma1_1", "epi0", "epi1", "store1"} <= set(model.op_names)
+    refill = {(e.src, e.dst, e.distance) for e in model.edges if e.kind == "order"
+              and e.dst.startswith("load")}
+    # global steps 0..3 (tile 0's two k-steps, then tile 1's) over a 3-slot ring
+    assert ("mma1_0", "load0_1", 1) in refill and ("mma0_0", "load1_1", 0) in refill
+
+
+def test_neutral_inventory_is_not_a_published_launch():
+    for machine in ("h100", "b200"):
+        m = build("gemm", machine, inventory="neutral").machine
+        assert len({g.reg_limit for g in m.warp_groups if g.warps == 4}) == 1
+        assert check_inventory(m.warp_groups) == 65536
 
 
 def test_machine_and_kernel_errors():

@@ -27,7 +27,8 @@ SCHEDULE_FORMAT = "warpweave.schedule/1"
 
 _OP_KEYS = {"name", "id", "cycles", "uses", "rrt", "variable_latency", "regs", "footprint",
             "spill_cost", "warps", "async"}
-_EDGE_KEYS = {"src", "dst", "delay", "distance", "kind", "blocking"}
+_EDGE_KEYS = {"src", "dst", "delay", "distance", "kind", "blocking", "handoff",
+              "handoff_local"}
 _MACHINE_KEYS = {"name", "arch", "units", "memories", "warp_groups", "variable_latency_group"}
 _GROUP_KEYS = {"name", "warps", "reg_limit"}
 _MODEL_KEYS = {"format", "name", "machine", "ops", "edges"}
@@ -257,7 +258,8 @@ def _edge(data: Any, i: int, cycles: Mapping[str, int]) -> Edge:
     if kind not in ("data", "order"):
         raise InputError('must be "data" or "order"', ("edges", i, "kind"), kind)
     return Edge(src, r.str("dst", required=True), r.int("delay", cycles.get(src, 0)),
-                r.int("distance", 0), kind, r.bool("blocking"))
+                r.int("distance", 0), kind, r.bool("blocking"), r.int("handoff"),
+                r.int("handoff_local", 0))
 
 
 def model_from_dict(doc: Mapping, default_name: str = "model") -> Model:
@@ -333,13 +335,16 @@ def model_to_dict(model: Model) -> dict:
                 d[key] = value
         ops.append(d)
     cycles = {op.name: op.cycles for op in model.ops}
+    spill = {op.name: op.spill_cost for op in model.ops}
     edges = []
     for e in model.edges:
         d = {"src": e.src, "dst": e.dst}
         if e.delay != cycles[e.src]:
             d["delay"] = e.delay
         for key, value, default in (("distance", e.distance, 0), ("kind", e.kind, "data"),
-                                    ("blocking", e.blocking, False)):
+                                    ("blocking", e.blocking, False),
+                                    ("handoff", e.handoff, spill[e.src]),
+                                    ("handoff_local", e.handoff_local, 0)):
             if value != default:
                 d[key] = value
         edges.append(d)

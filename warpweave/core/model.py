@@ -126,7 +126,14 @@ class Op:
 
 @attrs.frozen
 class Edge:
-    """A dependence `src -> dst`: dst of iteration i + distance starts >= delay after src of i."""
+    """A dependence `src -> dst`: dst of iteration i + distance starts >= delay after src of i.
+
+    A data edge's hand-off (rule 1): dst waits `handoff` more cycles when it runs on another
+    group than src, `handoff_local` more when on the same one.  What a hand-off costs depends
+    on where the value lives (registers cross through shared memory; a TMEM or SMEM value only
+    needs a barrier).  `handoff=None` means src's `spill_cost`, Twill's per-op annotation for
+    register values; a `Model` fills it in, so every edge of a model carries its figure.
+    """
 
     src: str
     dst: str
@@ -134,6 +141,8 @@ class Edge:
     distance: int = 0
     kind: EdgeKind = "data"
     blocking: bool = False
+    handoff: int | None = None
+    handoff_local: int = 0
 
     @property
     def is_data(self) -> bool:
@@ -153,6 +162,11 @@ class Model:
     _in: dict[str, list[Edge]] = attrs.field(init=False, repr=False, eq=False)
 
     def __attrs_post_init__(self) -> None:
+        spill = {op.name: op.spill_cost for op in self.ops}
+        if any(e.handoff is None for e in self.edges):
+            object.__setattr__(self, "edges", tuple(
+                attrs.evolve(e, handoff=spill.get(e.src, 0)) if e.handoff is None else e
+                for e in self.edges))
         out: dict[str, list[Edge]] = {op.name: [] for op in self.ops}
         inc: dict[str, list[Edge]] = {op.name: [] for op in self.ops}
         for e in self.edges:

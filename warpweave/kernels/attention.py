@@ -1,5 +1,5 @@
-"""What the attention kernels share: tile parameters, register sizes of tile values, and the K/V
-loads that feed every Q tile.
+"""What the attention kernels share: tile parameters and their checks, register sizes of tile
+values, the K/V loads that feed every Q tile, and the edges of an online-softmax tile.
 
 Sizes: a value of `elements` items of `nbytes` each, spread over the 128 threads of a warpgroup,
 takes ceil(elements * nbytes / 4 / 128) 32-bit registers per thread.
@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import math
 
+from warpweave.core.errors import InputError
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import Param
-from warpweave.machines.costs import CostModel
+from warpweave.machines.costs import CostModel, dtype_bytes
 
 WARPGROUP_THREADS = 128
+MMA_M = 64        # wgmma's M, and the smaller of tcgen05's (64, 128) per CTA
+MMA_N = 8         # N granularity of both
+MMA_K_BYTES = 32  # K granularity: 16 elements of 16 bits, 32 of 8 bits
 
 
 def tile_params(block_m: int, block_n: int, stages: int, what_m: str = "rows of a Q tile",
@@ -35,6 +39,21 @@ def attention_flops(tiles: int, gemms: int, block_m: int, block_n: int, head_dim
     return tiles * gemms * 2 * block_m * block_n * head_dim
 
 
+def check_gemm(m: int, n: int, k: int, dtype: str, names: tuple[str, str, str]) -> None:
+    """An m x n x k GEMM of a tile must be issuable by wgmma / tcgen05 MMAs: M or N (the kernel
+    may compute the transpose) a multiple of 64, the other a multiple of 8, K a multiple of 16
+    16-bit (32 8-bit) elements.  InputError names the tile parameters and values otherwise -
+    non-power-of-two tiles such as 80 are fine when they meet this."""
+    step_k = MMA_K_BYTES // dtype_bytes(dtype)
+    ok = k % step_k == 0 and ((m % MMA_M == 0 and n % MMA_N == 0)
+                              or (n % MMA_M == 0 and m % MMA_N == 0))
+    if not ok:
+        shown = ", ".join(f"{a}={v}" for a, v in zip(names, (m, n, k), strict=True))
+        raise InputError(f"the {m}x{n}x{k} GEMM cannot be issued as MMAs: needs M or N a "
+                         f"multiple of {MMA_M}, the other of {MMA_N}, and K a multiple of "
+                         f"{step_k} for {dtype} ({shown})", ("params", names[0]), m)
+
+
 def regs(elements: int, nbytes: int) -> int:
     """Registers per thread of a warpgroup holding `elements` values of `nbytes` bytes."""
     return math.ceil(elements * nbytes / 4 / WARPGROUP_THREADS)
@@ -48,20 +67,29 @@ def tma_loads(g: Graph, cost: CostModel, names: tuple[str, ...], nbytes: int) ->
 
 
 def online_softmax_edges(g: Graph, qk: str, rowmax: str, softmax: str, rescale: str, pv: str,
-                         stages: int) -> None:
+                         stages: int, *, s_bytes: int, o_bytes: int, stats_bytes: int,
+                         in_tmem: bool) -> None:
     """The edges every online-softmax tile has (FA3 and FA4 alike): the K/V tiles feed the two
     GEMMs (blocking on the TMA barrier), S feeds the row max and the softmax (the first read waits
     for the MMA), the row max feeds the softmax and the rescale, the rescaled O feeds PV; m and O
     are carried to the next iteration (O through a blocking wait on PV); the K and V slots are
-    refilled `stages` iterations later, once the GEMM that read them is done."""
-    g.edge("load_k", qk, blocking=True)
-    g.edge("load_v", pv, blocking=True)
-    g.edge(qk, rowmax, blocking=True)
-    g.edge(qk, softmax)
-    g.edge(rowmax, softmax)
-    g.edge(rowmax, rescale)
-    g.edge(rescale, pv)
-    g.edge(rowmax, rowmax, distance=1)
-    g.edge(pv, rescale, distance=1, blocking=True)
+    refilled `stages` iterations later, once the GEMM that read them is done.
+
+    Payloads (what a hand-off between groups costs): TMA tiles signal their own barrier; the row
+    statistics (`stats_bytes`) are register values.  The MMA results S and O land in TMEM (`in_tmem`: the MMA's commit barrier
+    hands them to any group; the corrected O goes back to TMEM) or in the registers of the
+    warpgroup that issued the wgmma (`s_bytes`, `o_bytes` cross through shared memory)."""
+    mma_out = {"payload": "async"} if in_tmem else {"payload": "registers"}
+    g.edge("load_k", qk, blocking=True, payload="async")
+    g.edge("load_v", pv, blocking=True, payload="async")
+    g.edge(qk, rowmax, blocking=True, nbytes=s_bytes, **mma_out)
+    g.edge(qk, softmax, nbytes=s_bytes, **mma_out)
+    # with S in TMEM the row max loads it into registers, and the softmax reads it there
+    g.edge(rowmax, softmax, payload="registers",
+           nbytes=stats_bytes + (s_bytes if in_tmem else 0))
+    g.edge(rowmax, rescale, payload="registers", nbytes=stats_bytes)
+    g.edge(rowmax, rowmax, distance=1, payload="registers", nbytes=stats_bytes)
+    g.edge(pv, rescale, distance=1, blocking=True, nbytes=o_bytes, **mma_out)
+    g.edge(rescale, pv, payload="tmem" if in_tmem else "registers", nbytes=o_bytes)
     g.reuse(qk, "load_k", stages)
     g.reuse(pv, "load_v", stages)

@@ -22,6 +22,7 @@ from typing import Any
 from warpweave.core.model import Model
 from warpweave.kernels.attention import (
     attention_flops,
+    check_gemm,
     online_softmax_edges,
     regs,
     tile_params,
@@ -34,20 +35,23 @@ from warpweave.machines.gpu import MachineSpec
 
 
 def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: str, stages: int,
-          subtiles: int, groups: str, vl: str, max_regs: int) -> Model:
+          subtiles: int, inventory: str, groups: str, vl: str, max_regs: int) -> Model:
     cost = spec.costs
     eb = dtype_bytes(dtype)
+    check_gemm(block_m, block_n, head_dim, dtype, ("block_m", "block_n", "head_dim"))
+    check_gemm(block_m, head_dim, block_n, dtype, ("block_m", "head_dim", "block_n"))
     kv_bytes = block_n * head_dim * eb
-    machine = machine_for(spec, groups, vl, max_regs,
+    machine = machine_for(spec, inventory, groups, vl, max_regs,
                           smem_reserved=subtiles * block_m * head_dim * eb)  # resident Q tiles
     name = "fa3-fwd" if subtiles == 1 else "fa3-fwd-subtiled"
-    g = Graph(name, machine)
+    g = Graph(name, machine, cost)
     tma_loads(g, cost, ("load_k", "load_v"), kv_bytes)
     s_elems, o_elems = block_m * block_n, block_m * head_dim
     stats = 2 * -(-block_m // 32)   # m and m_old: each thread holds block_m/32 rows (wgmma layout)
 
     def value(elements: int, nbytes: int) -> dict:
-        """A register-resident result: its size and the cost of handing it to another group."""
+        """A register-resident result: its size and the cost of handing it to another group
+        (every value of this kernel lives in registers: wgmma writes the issuer's registers)."""
         return {"regs": regs(elements, nbytes), "warps": 4,
                 "spill_cost": cost.register_handoff(elements * nbytes)}
 
@@ -55,7 +59,7 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         x = str(t) if subtiles > 1 else ""
         qk = g.op(f"qk{x}", cost.gemm(block_m, block_n, head_dim, dtype), is_async=True,
                   **value(s_elems, 4))
-        rowmax = g.op(f"rowmax{x}", cost.row_reduce(s_elems, "rowmax"), cost.exp(block_m),
+        rowmax = g.op(f"rowmax{x}", cost.row_max(s_elems), cost.exp(block_m),
                       regs=stats, warps=4, spill_cost=cost.register_handoff(stats * 128 * 4))
         softmax = g.op(f"softmax{x}", (cost.exp(s_elems), cost.fp32(s_elems, 2, "scale, rowsum")),
                        **value(s_elems, 4))
@@ -63,9 +67,10 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         rescale = g.op(f"rescale{x}", cost.fp32(o_elems, 1, "O *= alpha"), **value(o_elems, 4))
         pv = g.op(f"pv{x}", cost.gemm(block_m, head_dim, block_n, dtype), is_async=True,
                   **value(o_elems, 4))
-        online_softmax_edges(g, qk, rowmax, softmax, rescale, pv, stages)
-        g.edge(softmax, cast)
-        g.edge(cast, pv)
+        online_softmax_edges(g, qk, rowmax, softmax, rescale, pv, stages, s_bytes=s_elems * 4,
+                             o_bytes=o_elems * 4, stats_bytes=stats * 128 * 4, in_tmem=False)
+        g.edge(softmax, cast, payload="registers", nbytes=s_elems * 4)
+        g.edge(cast, pv, payload="registers", nbytes=s_elems * eb)
     return g.model()
 
 

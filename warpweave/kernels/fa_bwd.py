@@ -23,6 +23,12 @@ the dQ tile in registers while it writes it out (charged as its result's registe
 
 `subtiles=2` splits the K/V tile into two halves of block_n/2 rows, each with its own S, P, dP,
 dS, dV, dK and a partial dQ (reduced separately by the atomic add).
+
+Hand-offs follow where each value lives: wgmma results (h100) and P, dP in registers cross
+through shared memory; tcgen05 results (b200) are handed over by the MMA's commit barrier; P in
+TMEM (b200) and P, dS, the staged dQ in shared memory need an mbarrier to another group and a
+fence with a named barrier within one (docs/machines.md).  Non-power-of-two tiles (FA3 bwd's 80
+rows, say) are accepted when the GEMMs can be issued (`attention.check_gemm`).
 """
 
 from __future__ import annotations
@@ -30,8 +36,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from warpweave.core.errors import InputError
 from warpweave.core.model import Model
-from warpweave.kernels.attention import attention_flops, regs, tile_params, tma_loads
+from warpweave.kernels.attention import attention_flops, check_gemm, regs, tile_params, tma_loads
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import KernelSpec, Param, machine_for
 from warpweave.machines.costs import Phase, cycles, dtype_bytes
@@ -44,23 +51,31 @@ DEFAULT_BLOCK_M = {"h100": 64, "b200": 128}
 
 
 def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: str, stages: int,
-          ps_stages: int, subtiles: int, groups: str, vl: str, max_regs: int) -> Model:
+          ps_stages: int, subtiles: int, inventory: str, groups: str, vl: str,
+          max_regs: int) -> Model:
     cost = spec.costs
     tmem = cost.has_tmem
     eb = dtype_bytes(dtype)
     block_m = block_m or DEFAULT_BLOCK_M.get(spec.name, 64)
+    n = block_n // subtiles
+    if n * subtiles != block_n:
+        raise InputError(f"block_n must split into {subtiles} halves", ("params", "block_n"),
+                         block_n)
+    for shape in ((block_m, n, head_dim), (n, head_dim, block_m), (block_m, head_dim, n)):
+        check_gemm(*shape, dtype, ("block_m", "block_n", "head_dim"))
     q_bytes = block_m * head_dim * eb + block_m * 4             # Q and LSE (dO and D alike)
     kv_resident = 2 * block_n * head_dim * eb                   # K and V stay in shared memory
-    machine = machine_for(spec, groups, vl, max_regs,
+    machine = machine_for(spec, inventory, groups, vl, max_regs,
                           B200_GROUPS if tmem else None, B200_VL if tmem else None,
                           smem_reserved=kv_resident)
     name = "fa-bwd" if subtiles == 1 else "fa-bwd-subtiled"
-    g = Graph(name, machine)
+    g = Graph(name, machine, cost)
     tma_loads(g, cost, ("load_q", "load_do"), q_bytes)
-    n = block_n // subtiles
     s_elems, kv_elems, q_elems = block_m * n, n * head_dim, block_m * head_dim
     smem_write = Phase(None, 0, cycles(s_elems * eb / cost.f["smem_bytes_per_clk"]), "st.shared")
     mma = {"warps": 1 if tmem else 4, "is_async": True}
+    # an MMA result: handed over by the commit barrier (TMEM), or the issuer's registers
+    out = {"payload": "async"} if tmem else {"payload": "registers"}
 
     def result(elements: int, nbytes: int) -> dict:
         """Where a GEMM result lives: TMEM columns on b200, registers of a warpgroup on h100."""
@@ -74,12 +89,12 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         qk = g.op(f"qk{x}", cost.gemm(block_m, n, head_dim, dtype), **mma, **result(s_elems, 4))
         dp = g.op(f"dp{x}", cost.gemm(block_m, n, head_dim, dtype), **mma, **result(s_elems, 4))
         if tmem:
-            exp = g.op(f"exp{x}", cost.tmem_load(s_elems * 4),
+            exp = g.op(f"exp{x}", cost.tmem_load(s_elems),
                        (cost.exp(s_elems), cost.fp32(s_elems, 1, "scale")),
-                       cost.tmem_store(s_elems * eb), warps=4, regs=regs(s_elems, 4),
+                       cost.tmem_store(s_elems), warps=4, regs=regs(s_elems, 4),
                        footprint={"tmem": s_elems * eb // (128 * 4)},
                        spill_cost=cost.register_handoff(s_elems * 4))
-            ds = g.op(f"ds{x}", cost.tmem_load(s_elems * 4), cost.fp32(s_elems, 2, "P (dP - D)"),
+            ds = g.op(f"ds{x}", cost.tmem_load(s_elems), cost.fp32(s_elems, 2, "P (dP - D)"),
                       cost.convert(s_elems), smem_write, warps=4,
                       footprint={"smem": s_elems * eb})
         else:
@@ -94,31 +109,30 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         dv = g.op(f"dv{x}", cost.gemm(n, head_dim, block_m, dtype), **mma, **result(kv_elems, 4))
         dk = g.op(f"dk{x}", cost.gemm(n, head_dim, block_m, dtype), **mma, **result(kv_elems, 4))
         dq = g.op(f"dq{x}", cost.gemm(block_m, head_dim, n, dtype), **mma, **result(q_elems, 4))
-        fetch = (cost.tmem_load(q_elems * 4),) if tmem else ()
+        fetch = (cost.tmem_load(q_elems),) if tmem else ()
         # dQ passes through the registers of the staging warps (b200: tcgen05.ld from TMEM)
         # before it reaches shared memory; they are charged as its result's registers, live
-        # until the reduce-add issues.  Without them a warpgroup could stage dQ beside a live
-        # P tile for free, and the register budget could not shape the roles (Twill 6.3.2).
+        # until the reduce-add issues.
         stage = g.op(f"dq_stage{x}", *fetch,
                      Phase(None, 0, cycles(q_elems * 4 / cost.f["smem_bytes_per_clk"]),
                            "st.shared"), warps=4, regs=regs(q_elems, 4),
                      footprint={"smem": q_elems * 4})
         store = g.op(f"dq_store{x}", cost.tma_store(q_elems * 4, "TMA reduce-add", True),
                      warps=1, is_async=True)
-        g.edge("load_q", qk, blocking=True)
-        g.edge("load_q", dk, blocking=True)
-        g.edge("load_do", dp, blocking=True)
-        g.edge("load_do", dv, blocking=True)
-        g.edge(qk, exp, blocking=True)
-        g.edge(dp, ds, blocking=True)
-        g.edge(exp, ds)
-        g.edge(exp, dv)
-        g.edge(ds, dk)
-        g.edge(ds, dq)
-        g.edge(dq, stage, blocking=True)
-        g.edge(stage, store)
-        g.edge(dv, dv, distance=1)
-        g.edge(dk, dk, distance=1)
+        for load, gemm in (("load_q", qk), ("load_q", dk), ("load_do", dp), ("load_do", dv)):
+            g.edge(load, gemm, blocking=True, payload="async")
+        g.edge(qk, exp, blocking=True, nbytes=s_elems * 4, **out)
+        g.edge(dp, ds, blocking=True, nbytes=s_elems * 4, **out)
+        g.edge(exp, ds, payload="registers", nbytes=s_elems * 4)
+        g.edge(exp, dv, payload="tmem" if tmem else "smem")     # P as the dV GEMM's operand
+        g.edge(ds, dk, payload="smem")                          # dS^T from shared memory
+        # the dQ GEMM reads dS from shared memory (b200) or from the registers (h100)
+        g.edge(ds, dq, payload="smem" if tmem else "registers", nbytes=s_elems * eb)
+        g.edge(dq, stage, blocking=True, nbytes=q_elems * 4, **out)
+        g.edge(stage, store, payload="smem")
+        acc = "accumulator" if tmem else "registers"
+        g.edge(dv, dv, distance=1, payload=acc, nbytes=kv_elems * 4)
+        g.edge(dk, dk, distance=1, payload=acc, nbytes=kv_elems * 4)
         g.reuse(dk, "load_q", stages)
         g.reuse(dv, "load_do", stages)
         g.reuse(dv, exp, ps_stages)

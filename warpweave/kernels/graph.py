@@ -1,10 +1,13 @@
 """Building a model from cost phases: `Graph` turns chains of `Phase`s into ops with reservation
 tables, and collects edges.
 
-An op is a sequence of steps; a step is one `Phase` or a tuple of phases that run side by side
-(the exp on the MUFU while the FMA lanes scale).  A step starts when the previous step's result is
-ready; the op's `cycles` is the sum of step latencies, and each phase reserves its unit for its
-`busy` cycles from the step's start.  Edges default to data edges with delay = cycles(src).
+An op is a sequence of steps; a step is one `Phase`, a tuple of phases that run side by side
+(the exp on the MUFU while the FMA lanes scale), or a `Pipelined` set of phases run over column
+chunks (chunk k's TMEM load while chunk k-1 is reduced).  A step starts when the previous step's
+result is ready; each phase reserves its unit for its `busy` cycles from its start.  The op holds
+its group until its last step has issued (`Phase.issue`: a reduction's warps are free before its
+result lands) - that is its `cycles`; its result is ready when the last step's latency has
+passed, and edges default to that delay.
 """
 
 from __future__ import annotations
@@ -12,60 +15,117 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Mapping
 
+import attrs
+
+from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, EdgeKind, Machine, Model, Op
 from warpweave.core.validate import check_model
-from warpweave.machines.costs import Phase
-
-Step = Phase | tuple[Phase, ...]
+from warpweave.machines.costs import CostModel, Phase, cycles
 
 
-def reservation(steps: tuple[Step, ...]) -> tuple[int, list[dict[str, int]]]:
-    """(cycles, reservation rows) of a chain of steps; trailing empty rows are dropped."""
+@attrs.frozen
+class Pipelined:
+    """Stages that process a tile in `chunks` column chunks, software-pipelined: chunk k's stage
+    s starts when chunk k's stage s-1 is ready and stage s has taken chunk k-1 (its units busy
+    for chunk k-1's share).  A stage is a phase or phases side by side, given for the whole
+    tile; a chunk takes 1/chunks of its busy and latency cycles (the per-element scaling of the
+    cost model)."""
+
+    stages: tuple[Phase | tuple[Phase, ...], ...] = attrs.field(converter=tuple)
+    chunks: int = 1
+
+    def placed(self) -> tuple[int, list[tuple[Phase, int]]]:
+        """(latency, [(chunk phase, start)]) of the pipeline."""
+        def part(p: Phase) -> Phase:
+            return Phase(p.unit, cycles(p.busy / self.chunks) if p.busy else 0,
+                         cycles(p.latency / self.chunks), p.what)
+
+        parts = [tuple(part(p) for p in (st if isinstance(st, tuple) else (st,)))
+                 for st in self.stages]
+        placed: list[tuple[Phase, int]] = []
+        free = [0] * len(parts)        # when each stage may take its next chunk
+        end = 0
+        for _ in range(self.chunks):
+            t = 0                       # when this chunk's previous stage is ready
+            for s, phases in enumerate(parts):
+                start = max(t, free[s])
+                placed += [(p, start) for p in phases]
+                free[s] = start + max(1, max(p.busy for p in phases))
+                t = start + max(p.latency for p in phases)
+            end = max(end, t)
+        return end, placed
+
+
+Step = Phase | tuple[Phase, ...] | Pipelined
+
+
+def reservation(steps: tuple[Step, ...]) -> tuple[int, int, list[dict[str, int]]]:
+    """(cycles the op holds its group, cycles until its result is ready, reservation rows) of a
+    chain of steps; trailing empty rows are dropped."""
     rows: list[Counter] = []
-    start = 0
+    start = held = 0
+
+    def reserve(p: Phase, at: int) -> None:
+        if p.unit is None:
+            return
+        rows.extend(Counter() for _ in range(at + p.busy - len(rows)))
+        for c in range(at, at + p.busy):
+            rows[c][p.unit] += 1
+
     for step in steps:
-        phases = step if isinstance(step, tuple) else (step,)
-        for p in phases:
-            if p.unit is None:
-                continue
-            rows.extend(Counter() for _ in range(start + p.busy - len(rows)))
-            for c in range(start, start + p.busy):
-                rows[c][p.unit] += 1
-        start += max(p.latency for p in phases)
+        if isinstance(step, Pipelined):
+            latency, placed = step.placed()
+            for p, at in placed:
+                reserve(p, start + at)
+            held = start + latency
+        else:
+            phases = step if isinstance(step, tuple) else (step,)
+            for p in phases:
+                reserve(p, start)
+            latency = max(p.latency for p in phases)
+            held = start + max(p.holds for p in phases)
+        start += latency
     while rows and not rows[-1]:
         rows.pop()
-    return start, [dict(r) for r in rows]
+    return held, start, [dict(r) for r in rows]
 
 
 class Graph:
-    """Ops and edges of a loop body on a machine, added in order."""
+    """Ops and edges of a loop body on a machine, added in order; `cost` prices hand-offs."""
 
-    def __init__(self, name: str, machine: Machine):
+    def __init__(self, name: str, machine: Machine, cost: CostModel | None = None):
         self.name = name
         self.machine = machine
+        self.cost = cost
         self.ops: list[Op] = []
         self.edges: list[Edge] = []
-        self._cycles: dict[str, int] = {}
+        self._ready: dict[str, int] = {}
 
     def op(self, name: str, *steps: Step, regs: int = 0,
            footprint: Mapping[str, int] | None = None, spill_cost: int = 0, warps: int = 0,
            variable_latency: bool = False, is_async: bool = False) -> str:
         """Add an op whose time and reservations come from `steps`; returns its name."""
-        cycles, rows = reservation(steps)
-        self.ops.append(Op(name, cycles, rrt=rows, variable_latency=variable_latency, regs=regs,
+        held, ready, rows = reservation(steps)
+        self.ops.append(Op(name, held, rrt=rows, variable_latency=variable_latency, regs=regs,
                            footprint=footprint or {}, spill_cost=spill_cost, warps=warps,
                            is_async=is_async))
-        self._cycles[name] = cycles
+        self._ready[name] = ready
         return name
 
-    def cycles(self, name: str) -> int:
-        return self._cycles[name]
+    def ready(self, name: str) -> int:
+        """Cycles from the op's issue until its result can be read."""
+        return self._ready[name]
 
     def edge(self, src: str, dst: str, distance: int = 0, kind: EdgeKind = "data",
-             blocking: bool = False, delay: int | None = None) -> None:
-        """dst of iteration i + distance waits `delay` (default: cycles(src)) after src of i."""
-        d = self._cycles[src] if delay is None else delay
-        self.edges.append(Edge(src, dst, d, distance, kind, blocking))
+             blocking: bool = False, delay: int | None = None, payload: str | None = None,
+             nbytes: int = 0) -> None:
+        """dst of iteration i + distance waits `delay` (default: src's result ready) after src
+        of i.  `payload` (`machines.costs.PAYLOADS`; `nbytes` for registers) is where the
+        value dst reads lives: it prices the hand-off across and within groups; without it a
+        data edge takes src's `spill_cost`."""
+        d = self._ready[src] if delay is None else delay
+        across, within = (None, 0) if payload is None else self.cost.handoff(payload, nbytes)
+        self.edges.append(Edge(src, dst, d, distance, kind, blocking, across, within))
 
     def reuse(self, reader: str, writer: str, depth: int, delay: int | None = None) -> None:
         """A write-after-read anti-dependence on a `depth`-deep buffer ring: the writer of
@@ -73,4 +133,20 @@ class Graph:
         self.edge(reader, writer, distance=depth, kind="order", delay=delay)
 
     def model(self) -> Model:
+        """The checked model; InputError if a tile cannot fit the machine at all (a value
+        larger than every group's registers or than a memory), before anything is solved."""
+        m = self.machine
+        for op in self.ops:
+            fits = [g.reg_limit for g in m.warp_groups if g.warps >= op.warps]
+            if op.regs and op.regs > max(fits, default=0):
+                raise InputError(f"{self.name}: {op.name} holds {op.regs} registers per thread, "
+                                 f"more than any group of the inventory ({max(fits)}): use a "
+                                 "smaller tile or a larger register budget", ("params",),
+                                 op.name)
+            for mem, amount in op.footprint:
+                capacity = m.memory(mem).capacity
+                if amount > capacity:
+                    raise InputError(f"{self.name}: {op.name} needs {amount} of {mem}, more than "
+                                     f"its capacity {capacity}: use a smaller tile",
+                                     ("params",), op.name)
         return check_model(Model(self.name, self.machine, self.ops, self.edges))

@@ -63,12 +63,14 @@ def _occupancy(model: Model, v: str) -> int:
 
 
 def _links(model: Model, strategy: Strategy) -> list[_Link]:
-    """The dependences (with spill costs across groups) and the stream orders."""
+    """The dependences (with their hand-offs, across or within groups) and the stream orders."""
     group = strategy.group
     links = []
     for e in model.edges:
-        spill = model.op(e.src).spill_cost if e.is_data and group[e.src] != group[e.dst] else 0
-        links.append(_Link(e.src, e.dst, e.delay + spill, e.distance))
+        extra = 0
+        if e.is_data:
+            extra = e.handoff_local if group[e.src] == group[e.dst] else e.handoff
+        links.append(_Link(e.src, e.dst, e.delay + extra, e.distance))
     for stream in strategy.streams.values():
         for k, (u, su) in enumerate(stream):
             v, sv = stream[(k + 1) % len(stream)]

@@ -24,7 +24,7 @@ from warpweave.core.errors import InputError
 from warpweave.core.model import Machine, Model
 from warpweave.core.validate import check_model
 from warpweave.machines import machine_spec
-from warpweave.machines.gpu import MachineSpec
+from warpweave.machines.gpu import NEUTRAL_VL, MachineSpec
 
 _BOOLS = {"true": True, "1": True, "yes": True, "false": False, "0": False, "no": False}
 
@@ -87,8 +87,11 @@ class Param:
 
 # Parameters every kernel on a registered machine takes: they configure the machine.
 MACHINE_PARAMS = (
-    Param("groups", str, "", "warp-group inventory name:warps:regs,... (default: the kernel's or "
-          "the machine's)"),
+    Param("inventory", str, "published", "published: the launch the kernel follows (FA3's, "
+          "FA4's, ...); neutral: equal groups shaped like no published answer "
+          "(machines.gpu.NEUTRAL_GROUPS)", choices=("published", "neutral")),
+    Param("groups", str, "", "warp-group inventory name:warps:regs,... (default: the "
+          "inventory's)"),
     Param("vl", str, "", "the variable-latency group (default: the inventory's)"),
     Param("max_regs", int, 0, "cap every group's register limit (0: no cap)", low=0),
 )
@@ -182,11 +185,13 @@ def parse_params(spec: KernelSpec, items: Iterable[str]) -> dict[str, Any]:
     return spec.canonical(dict(pairs))
 
 
-def machine_for(spec: MachineSpec, groups: str, vl: str, max_regs: int,
+def machine_for(spec: MachineSpec, inventory: str, groups: str, vl: str, max_regs: int,
                 default_groups: Sequence | str | None = None, default_vl: str | None = None,
                 smem_reserved: int = 0) -> Machine:
     """The machine a builder works on, from the shared machine parameters; a kernel may bring
-    its own default inventory (the published launch it follows)."""
+    its own published inventory (the launch it follows), the neutral one is the machine's."""
+    if inventory == "neutral":
+        default_groups, default_vl = spec.neutral, NEUTRAL_VL
     chosen_vl = vl or (default_vl if not groups else None)
     return spec(groups=groups or default_groups or None, variable_latency_group=chosen_vl,
                 max_regs=max_regs or None, smem_reserved=smem_reserved)
