@@ -68,28 +68,35 @@ def tma_loads(g: Graph, cost: CostModel, names: tuple[str, ...], nbytes: int) ->
 
 def online_softmax_edges(g: Graph, qk: str, rowmax: str, softmax: str, rescale: str, pv: str,
                          stages: int, *, s_bytes: int, o_bytes: int, stats_bytes: int,
-                         in_tmem: bool) -> None:
+                         loaded: str | None = None, first_chunk: int = 0) -> None:
     """The edges every online-softmax tile has (FA3 and FA4 alike): the K/V tiles feed the two
     GEMMs (blocking on the TMA barrier), S feeds the row max and the softmax (the first read waits
     for the MMA), the row max feeds the softmax and the rescale, the rescaled O feeds PV; m and O
     are carried to the next iteration (O through a blocking wait on PV); the K and V slots are
     refilled `stages` iterations later, once the GEMM that read them is done.
 
-    Payloads (what a hand-off between groups costs): TMA tiles signal their own barrier; the row
-    statistics (`stats_bytes`) are register values.  The MMA results S and O land in TMEM (`in_tmem`: the MMA's commit barrier
-    hands them to any group; the corrected O goes back to TMEM) or in the registers of the
-    warpgroup that issued the wgmma (`s_bytes`, `o_bytes` cross through shared memory)."""
-    mma_out = {"payload": "async"} if in_tmem else {"payload": "registers"}
+    With S in Tensor Memory (`loaded`: the op that loads it into registers, whose first column
+    chunk the row max may start on after `first_chunk` cycles) the MMA results are handed over by
+    its commit barrier and the corrected O goes back to TMEM (an mbarrier to PV's group, a fence
+    and named barrier within one).  Without, S and O land in the registers of the warpgroup
+    that issued the wgmma (`s_bytes`, `o_bytes`) and cross groups through shared memory.  The
+    row statistics (`stats_bytes`) are register values either way."""
+    tmem = loaded is not None
+    mma_out = {"payload": "async"} if tmem else {"payload": "registers"}
     g.edge("load_k", qk, blocking=True, payload="async")
     g.edge("load_v", pv, blocking=True, payload="async")
-    g.edge(qk, rowmax, blocking=True, nbytes=s_bytes, **mma_out)
-    g.edge(qk, softmax, nbytes=s_bytes, **mma_out)
-    # with S in TMEM the row max loads it into registers, and the softmax reads it there
-    g.edge(rowmax, softmax, payload="registers",
-           nbytes=stats_bytes + (s_bytes if in_tmem else 0))
+    if tmem:
+        g.edge(qk, loaded, blocking=True, **mma_out)
+        g.edge(qk, softmax, **mma_out)    # P overwrites S: its columns stay S's until then
+        g.edge(loaded, rowmax, delay=first_chunk, payload="registers", nbytes=s_bytes)
+        g.edge(loaded, softmax, payload="registers", nbytes=s_bytes)
+    else:
+        g.edge(qk, rowmax, blocking=True, nbytes=s_bytes, **mma_out)
+        g.edge(qk, softmax, nbytes=s_bytes, **mma_out)
+    g.edge(rowmax, softmax, payload="registers", nbytes=stats_bytes)
     g.edge(rowmax, rescale, payload="registers", nbytes=stats_bytes)
     g.edge(rowmax, rowmax, distance=1, payload="registers", nbytes=stats_bytes)
     g.edge(pv, rescale, distance=1, blocking=True, nbytes=o_bytes, **mma_out)
-    g.edge(rescale, pv, payload="tmem" if in_tmem else "registers", nbytes=o_bytes)
+    g.edge(rescale, pv, payload="tmem" if tmem else "registers", nbytes=o_bytes)
     g.reuse(qk, "load_k", stages)
     g.reuse(pv, "load_v", stages)

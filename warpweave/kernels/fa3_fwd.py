@@ -68,7 +68,7 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         pv = g.op(f"pv{x}", cost.gemm(block_m, head_dim, block_n, dtype), is_async=True,
                   **value(o_elems, 4))
         online_softmax_edges(g, qk, rowmax, softmax, rescale, pv, stages, s_bytes=s_elems * 4,
-                             o_bytes=o_elems * 4, stats_bytes=stats * 128 * 4, in_tmem=False)
+                             o_bytes=o_elems * 4, stats_bytes=stats * 128 * 4)
         g.edge(softmax, cast, payload="registers", nbytes=s_elems * 4)
         g.edge(cast, pv, payload="registers", nbytes=s_elems * eb)
     return g.model()

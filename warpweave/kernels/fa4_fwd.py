@@ -51,7 +51,7 @@ from warpweave.kernels.attention import (
     tile_params,
     tma_loads,
 )
-from warpweave.kernels.graph import Graph, Pipelined
+from warpweave.kernels.graph import Graph, pipelined, split
 from warpweave.kernels.spec import KernelSpec, Param, machine_for
 from warpweave.machines.costs import dtype_bytes
 from warpweave.machines.gpu import MachineSpec
@@ -96,19 +96,20 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
     for t in (0, 1):
         qk = g.op(f"qk{t}", cost.gemm(block_m, block_n, head_dim, dtype), warps=1,
                   is_async=True, footprint={"tmem": block_n})
-        load_s, row_max = cost.tmem_load(s_elems), cost.row_max(s_elems)
-        rowmax = g.op(f"rowmax{t}",
-                      Pipelined((load_s, row_max), chunks) if chunks > 1 else load_s,
-                      *(() if chunks > 1 else (row_max,)), cost.exp(block_m),
-                      regs=regs(s_elems, 4) + 2, warps=4)
+        # S into registers, then the row max: one pipeline that two ops run (the registers of S
+        # and the row statistics live for different times); the row max starts on the first
+        # chunk.
+        load = pipelined((cost.tmem_load(s_elems), cost.row_max(s_elems)), chunks)
+        first = load.placed[0][0].latency
+        load_s = g.op(f"load_s{t}", split(load, {"tmem"}, 0), regs=regs(s_elems, 4), warps=4)
+        rowmax = g.op(f"rowmax{t}", split(load, {"alu"}, first), cost.exp(block_m), regs=2,
+                      warps=4)
         # The scaling FMA (one per element) runs beside the MUFU; emulated exp2s add their
         # polynomial to the FMA lanes.
         fma = cost.fp32(s_elems + emulated * emulation_ops, 1, "scale, exp2 polynomial")
         exp = (fma,) if emulated == s_elems else (fma, cost.exp(s_elems - emulated))
-        store_p = cost.tmem_store(s_elems)
-        softmax = g.op(f"softmax{t}",
-                       *((Pipelined((exp, store_p), chunks),) if chunks > 1 else (exp, store_p)),
-                       regs=regs(s_elems, 4) + 1, warps=4, footprint={"tmem": block_n})
+        softmax = g.op(f"softmax{t}", pipelined((exp, cost.tmem_store(s_elems)), chunks),
+                       regs=regs(s_elems, 4), warps=4, footprint={"tmem": block_n})
         rowsum = g.op(f"rowsum{t}", cost.row_sum(s_elems), regs=1, warps=4)
         if rescale == "always":
             correct = (cost.tmem_load(o_elems), cost.fp32(o_elems, 1, "O *= alpha"),
@@ -119,7 +120,8 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
         pv = g.op(f"pv{t}", cost.gemm(block_m, head_dim, block_n, dtype), warps=1,
                   is_async=True, footprint={"tmem": head_dim})
         online_softmax_edges(g, qk, rowmax, softmax, resc, pv, stages, s_bytes=s_elems * 4,
-                             o_bytes=o_elems * 4, stats_bytes=stats, in_tmem=True)
+                             o_bytes=o_elems * 4, stats_bytes=stats, loaded=load_s,
+                             first_chunk=first)
         g.edge(softmax, rowsum, payload="registers", nbytes=s_elems * 4)
         g.edge(softmax, pv, payload="tmem")
         g.edge(rowsum, rowsum, distance=1, payload="registers", nbytes=block_m * 4)

@@ -26,6 +26,7 @@ memory); the epilogue's staged tile reaches the TMA store through shared memory.
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Mapping
 from typing import Any
 
@@ -94,7 +95,7 @@ def build(spec: MachineSpec, block_m: int, block_n: int, block_k: int, dtype: st
         store = g.op(f"store{tag(t)}", cost.tma_store(c_bytes, until_read=True), warps=1,
                      is_async=True)
         mine = mmas[t * k_steps:(t + 1) * k_steps]
-        for a, b in zip(mine, mine[1:]):
+        for a, b in itertools.pairwise(mine):
             g.edge(a, b, delay=phase.busy, **chain)     # issue once the previous left the TC
         g.edge(mine[-1], epi, blocking=True, payload="async" if tmem else "registers",
                nbytes=acc_elems * 4)

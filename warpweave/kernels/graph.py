@@ -2,8 +2,9 @@
 tables, and collects edges.
 
 An op is a sequence of steps; a step is one `Phase`, a tuple of phases that run side by side
-(the exp on the MUFU while the FMA lanes scale), or a `Pipelined` set of phases run over column
-chunks (chunk k's TMEM load while chunk k-1 is reduced).  A step starts when the previous step's
+(the exp on the MUFU while the FMA lanes scale), or `Timed` phases at given offsets - a
+`pipelined` set of phases run over column chunks (chunk k's TMEM load while chunk k-1 is
+reduced).  A step starts when the previous step's
 result is ready; each phase reserves its unit for its `busy` cycles from its start.  The op holds
 its group until its last step has issued (`Phase.issue`: a reduction's warps are free before its
 result lands) - that is its `cycles`; its result is ready when the last step's latency has
@@ -24,39 +25,47 @@ from warpweave.machines.costs import CostModel, Phase, cycles
 
 
 @attrs.frozen
-class Pipelined:
+class Timed:
+    """Phases at given offsets from the step's start; the step's result is ready at `latency`."""
+
+    placed: tuple[tuple[Phase, int], ...] = attrs.field(converter=tuple)
+    latency: int = 1
+
+
+def pipelined(stages: tuple[Phase | tuple[Phase, ...], ...], chunks: int) -> Timed:
     """Stages that process a tile in `chunks` column chunks, software-pipelined: chunk k's stage
     s starts when chunk k's stage s-1 is ready and stage s has taken chunk k-1 (its units busy
     for chunk k-1's share).  A stage is a phase or phases side by side, given for the whole
     tile; a chunk takes 1/chunks of its busy and latency cycles (the per-element scaling of the
-    cost model)."""
+    cost model).  chunks=1 is the stages one after the other."""
+    def part(p: Phase) -> Phase:
+        return Phase(p.unit, cycles(p.busy / chunks) if p.busy else 0,
+                     cycles(p.latency / chunks), p.what)
 
-    stages: tuple[Phase | tuple[Phase, ...], ...] = attrs.field(converter=tuple)
-    chunks: int = 1
-
-    def placed(self) -> tuple[int, list[tuple[Phase, int]]]:
-        """(latency, [(chunk phase, start)]) of the pipeline."""
-        def part(p: Phase) -> Phase:
-            return Phase(p.unit, cycles(p.busy / self.chunks) if p.busy else 0,
-                         cycles(p.latency / self.chunks), p.what)
-
-        parts = [tuple(part(p) for p in (st if isinstance(st, tuple) else (st,)))
-                 for st in self.stages]
-        placed: list[tuple[Phase, int]] = []
-        free = [0] * len(parts)        # when each stage may take its next chunk
-        end = 0
-        for _ in range(self.chunks):
-            t = 0                       # when this chunk's previous stage is ready
-            for s, phases in enumerate(parts):
-                start = max(t, free[s])
-                placed += [(p, start) for p in phases]
-                free[s] = start + max(1, max(p.busy for p in phases))
-                t = start + max(p.latency for p in phases)
-            end = max(end, t)
-        return end, placed
+    parts = [tuple(part(p) for p in (st if isinstance(st, tuple) else (st,))) for st in stages]
+    placed: list[tuple[Phase, int]] = []
+    free = [0] * len(parts)        # when each stage may take its next chunk
+    end = 0
+    for _ in range(chunks):
+        t = 0                       # when this chunk's previous stage is ready
+        for s, phases in enumerate(parts):
+            start = max(t, free[s])
+            placed += [(p, start) for p in phases]
+            free[s] = start + max(1, max(p.busy for p in phases))
+            t = start + max(p.latency for p in phases)
+        end = max(end, t)
+    return Timed(placed, end)
 
 
-Step = Phase | tuple[Phase, ...] | Pipelined
+def split(timed: Timed, units: set[str | None], at: int) -> Timed:
+    """The phases of `timed` on `units`, as a step that starts `at` cycles after `timed` did (a
+    pipeline whose stages two ops run: the second starts when the first chunk is ready); its
+    result is ready when the last of them is."""
+    placed = [(p, t - at) for p, t in timed.placed if p.unit in units]
+    return Timed(placed, max(t + p.latency for p, t in placed))
+
+
+Step = Phase | tuple[Phase, ...] | Timed
 
 
 def reservation(steps: tuple[Step, ...]) -> tuple[int, int, list[dict[str, int]]]:
@@ -73,10 +82,10 @@ def reservation(steps: tuple[Step, ...]) -> tuple[int, int, list[dict[str, int]]
             rows[c][p.unit] += 1
 
     for step in steps:
-        if isinstance(step, Pipelined):
-            latency, placed = step.placed()
-            for p, at in placed:
+        if isinstance(step, Timed):
+            for p, at in step.placed:
                 reserve(p, start + at)
+            latency = step.latency
             held = start + latency
         else:
             phases = step if isinstance(step, tuple) else (step,)

@@ -1,20 +1,25 @@
-"""Warp roles and pipeline shapes: measured on a schedule, and imposed as extra constraints.
+"""Warp roles and pipeline shapes: measured on a schedule, and asked as questions.
 
 The publications describe their strategies by shape - which group runs which ops, whether the QK
 GEMM of the next iteration is issued before the softmax of this one ends, whether one tile's
 exponential runs under the other tile's GEMMs, whether iterations overlap at all.  The functions
-here measure those shapes on any schedule.  The constraints state a shape (or its absence) as an
-extra question for the search: solving again with a shape imposed or forbidden tells a shape every
-optimal schedule has from one optimum among several.  They are ordinary `Constraint`s (a `check`
-and an `encode` through the view), passed to `run_solve(extra=...)` or `core.search.decide`; they
-are not registered, because they are questions about a kernel, not rules of the machine.
+at the top measure those shapes on any schedule.
+
+A `Shape` is such a statement as an object: `holds` measures it on a schedule, `when(view, lit,
+positive)` states "lit implies the shape" (or its negation) through an encoding's variable view,
+so shapes combine (`All`, `Any`, `Not`) and can be imposed or forbidden.  `Require(shape)` and
+`Require(shape, False)` are ordinary `Constraint`s (a `check` and an `encode`), passed to
+`run_solve(extra=...)` or `core.search.decide`; they are not registered, because they are
+questions about a kernel, not rules of the machine.  Asking both at the optimal I tells a shape
+every optimal schedule has (forced) from one some have (allowed) and one none has (excluded):
+`warpweave.kernels.questions`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 
-from warpweave.core.constraints import Constraint, VariableView, neg
+from warpweave.core.constraints import Constraint, Lit, VariableView, neg
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import Violation
@@ -68,118 +73,245 @@ def issued_before_end(model: Model, s: Schedule, first: str, later: str) -> bool
 
 
 # ---------------------------------------------------------------------------------------------
-# Imposed
+# Shapes
 
 
-class Roles(Constraint):
-    """Ops pinned to named groups, pairs of ops on one group, pairs on different groups."""
+class Shape:
+    """A statement about a schedule that can be measured and stated through a view."""
 
-    name = "roles"
+    def holds(self, model: Model, s: Schedule) -> bool:
+        raise NotImplementedError
 
-    def __init__(self, pinned: Mapping[str, str] | None = None,
-                 same: Sequence[tuple[str, str]] = (), apart: Sequence[tuple[str, str]] = ()):
-        self.pinned = dict(pinned or {})
-        self.same, self.apart = tuple(same), tuple(apart)
-        # Relations survive renaming interchangeable groups; pins to a name do not.
-        self.group_symmetric = not self.pinned
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        """State `lit -> shape` (positive) or `lit -> not shape`."""
+        raise NotImplementedError
 
-    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
-              ) -> list[Violation]:
-        g = schedule.group
-        out = [Violation(self.name, f"{v} on {g[v]}, pinned to {want}", ops=(v,))
-               for v, want in self.pinned.items() if g[v] != want]
-        out += [Violation(self.name, f"{u} on {g[u]} and {v} on {g[v]}: wanted together",
-                          ops=(u, v)) for u, v in self.same if g[u] != g[v]]
-        out += [Violation(self.name, f"{u} and {v} both on {g[u]}: wanted apart", ops=(u, v))
-                for u, v in self.apart if g[u] == g[v]]
-        return out
+    def describe(self) -> str:
+        raise NotImplementedError
 
-    def encode(self, view: VariableView) -> None:
-        p = view.problem
-        for v, g in self.pinned.items():
-            p.add_clause([view.on(v, g)])
-        for u, v in self.same:
-            p.add_clause([view.same_group(u, v)])
-        for u, v in self.apart:
-            p.add_clause([neg(view.same_group(u, v))])
+    def __str__(self) -> str:
+        return self.describe()
 
 
-class Sequential(Constraint):
+def _implies(view: VariableView, lit: Lit, clause: Sequence[Lit]) -> None:
+    view.problem.add_clause([neg(lit), *clause])
+
+
+class Together(Shape):
+    """The ops run on one group."""
+
+    def __init__(self, *ops: str):
+        self.ops = ops
+
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return len({s.group[v] for v in self.ops}) == 1
+
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        same = [view.same_group(self.ops[0], v) for v in self.ops[1:]]
+        if positive:
+            for x in same:
+                _implies(view, lit, [x])
+        else:
+            _implies(view, lit, [neg(x) for x in same])
+
+    def describe(self) -> str:
+        return f"{', '.join(self.ops)} on one group"
+
+
+class Apart(Shape):
+    """The two ops run on different groups."""
+
+    def __init__(self, a: str, b: str):
+        self.a, self.b = a, b
+
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return s.group[self.a] != s.group[self.b]
+
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        x = view.same_group(self.a, self.b)
+        _implies(view, lit, [neg(x) if positive else x])
+
+    def describe(self) -> str:
+        return f"{self.a} and {self.b} on different groups"
+
+
+class Alone(Shape):
+    """The ops run on one group, and nothing else runs there."""
+
+    def __init__(self, *ops: str):
+        self.ops = ops
+
+    def _others(self, view_or_model) -> list[str]:
+        model = getattr(view_or_model, "model", view_or_model)
+        return [v for v in model.op_names if v not in self.ops]
+
+    def holds(self, model: Model, s: Schedule) -> bool:
+        g = {s.group[v] for v in self.ops}
+        return len(g) == 1 and all(s.group[o] not in g for o in self._others(model))
+
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        first = self.ops[0]
+        same = [view.same_group(first, v) for v in self.ops[1:]]
+        other = [view.same_group(first, o) for o in self._others(view)]
+        if positive:
+            for x in same:
+                _implies(view, lit, [x])
+            for x in other:
+                _implies(view, lit, [neg(x)])
+        else:
+            _implies(view, lit, [*(neg(x) for x in same), *other])
+
+    def describe(self) -> str:
+        return f"{', '.join(self.ops)} on a group that runs nothing else"
+
+
+class Sequential(Shape):
     """No cross-iteration overlap among `ops`: every op of iteration j+1 issues after every op
     of iteration j (M(u) + I > M(v) for all u, v), the negation of `iterations_overlap`."""
 
-    name = "sequential"
-    group_symmetric = True
-
     def __init__(self, ops: Sequence[str]):
         self.ops = tuple(ops)
 
-    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
-              ) -> list[Violation]:
-        if not iterations_overlap(schedule, self.ops):
-            return []
-        first = min(self.ops, key=schedule.start.get)
-        last = max(self.ops, key=schedule.start.get)
-        return [Violation(self.name, f"{first} of the next iteration issues at "
-                          f"{schedule.start[first] + schedule.I}, not after {last} at "
-                          f"{schedule.start[last]}", ops=(first, last))]
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return not iterations_overlap(s, self.ops)
 
-    def encode(self, view: VariableView) -> None:
-        for u in self.ops:
-            for v in self.ops:
-                if u != v:
-                    view.require_gap(v, u, 1, distance=1)
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        pairs = [(u, v) for u in self.ops for v in self.ops if u != v]
+        if positive:
+            for u, v in pairs:
+                view.require_gap(v, u, 1, distance=1, unless=[neg(lit)])
+            return
+        xs = []
+        for u, v in pairs:       # some M(v) - M(u) >= I
+            x = view.problem.bool(f"overlap[{u},{v}]")
+            view.require_gap(u, v, view.I, unless=[neg(x)])
+            xs.append(x)
+        _implies(view, lit, xs)
 
-
-class Overlapping(Constraint):
-    """Cross-iteration overlap among `ops` (`iterations_overlap`): some op of iteration j+1
-    issues no later than some op of iteration j, i.e. M(v) - M(u) >= I for some pair."""
-
-    name = "overlapping"
-    group_symmetric = True
-
-    def __init__(self, ops: Sequence[str]):
-        self.ops = tuple(ops)
-
-    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
-              ) -> list[Violation]:
-        if iterations_overlap(schedule, self.ops):
-            return []
-        return [Violation(self.name, f"the ops of one iteration issue within "
-                          f"{issue_span(schedule, self.ops)} < I = {schedule.I} cycles",
-                          ops=self.ops)]
-
-    def encode(self, view: VariableView) -> None:
-        p, pairs = view.problem, []
-        for u in self.ops:
-            for v in self.ops:
-                if u != v:
-                    x = p.bool(f"overlap[{u},{v}]")
-                    view.require_gap(u, v, view.I, unless=[neg(x)])
-                    pairs.append(x)
-        p.add_clause(pairs)
+    def describe(self) -> str:
+        return "no cross-iteration overlap (each iteration issues after the previous one)"
 
 
-class Disjoint(Constraint):
-    """Windows that must not share a modulo slot: (a, unit_a, b, unit_b) says a's window on
-    unit_a and b's on unit_b (see `window`) are disjoint modulo I - e.g. "tile 0's exponential
-    never runs under a GEMM of tile 1", the negation of ping-pong."""
+class IssuedBeforeEnd(Shape):
+    """`first` of iteration j+1 issues before `later` of iteration j has finished."""
 
-    name = "disjoint"
-    group_symmetric = True
+    def __init__(self, first: str, later: str):
+        self.first, self.later = first, later
 
-    def __init__(self, pairs: Sequence[tuple[str, str, str, str]]):
-        self.pairs = tuple(pairs)
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return issued_before_end(model, s, self.first, self.later)
 
-    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
-              ) -> list[Violation]:
-        return [Violation(self.name, f"{a} ({ua}) overlaps {b} ({ub}) modulo I", ops=(a, b))
-                for a, ua, b, ub in self.pairs if overlaps(model, schedule, a, ua, b, ub)]
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        c = view.model.op(self.later).cycles
+        if positive:     # M(later) - M(first) >= I - c + 1
+            view.require_gap(self.first, self.later, view.I - c + 1, unless=[neg(lit)])
+        else:            # M(first) + I >= M(later) + c
+            view.require_gap(self.later, self.first, c, distance=1, unless=[neg(lit)])
 
-    def encode(self, view: VariableView) -> None:
+    def describe(self) -> str:
+        return f"{self.first} of the next iteration issues before {self.later} ends"
+
+
+class WindowsOverlap(Shape):
+    """a's window on unit_a and b's window on unit_b share a slot modulo I (see `window`): e.g.
+    tile 0's exponential runs while the tensor core works on a GEMM of tile 1."""
+
+    def __init__(self, a: str, unit_a: str, b: str, unit_b: str):
+        self.a, self.ua, self.b, self.ub = a, unit_a, b, unit_b
+
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return overlaps(model, s, self.a, self.ua, self.b, self.ub)
+
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
         m, span = view.model, view.S + 1    # M(v) lies in [0, S*I): differences within S*I
-        for a, ua, b, ub in self.pairs:
-            for k in range(-span, span + 1):
-                # neither window starts inside the other, in any pair of copies
-                view.forbid_overlap(b, a, k, busy(m, a, ua))
-                view.forbid_overlap(a, b, k, busy(m, b, ub))
+        wa, wb = busy(m, self.a, self.ua), busy(m, self.b, self.ub)
+        ks = range(-span, span + 1)
+        if not positive:     # neither window starts inside the other, in any pair of copies
+            for k in ks:
+                view.forbid_overlap(self.b, self.a, k, wa, unless=[neg(lit)])
+                view.forbid_overlap(self.a, self.b, k, wb, unless=[neg(lit)])
+            return
+        xs = []
+        for k in ks:         # M(a) + kI < M(b) + wb  and  M(b) < M(a) + kI + wa
+            x = view.problem.bool(f"window[{self.a},{self.b},{k}]")
+            view.require_gap(self.a, self.b, k * view.I - wb + 1, unless=[neg(x)])
+            view.require_gap(self.b, self.a, 1 - wa - k * view.I, unless=[neg(x)])
+            xs.append(x)
+        _implies(view, lit, xs)
+
+    def describe(self) -> str:
+        return f"{self.a} ({self.ua}) overlaps {self.b} ({self.ub}) modulo I"
+
+
+class All(Shape):
+    """Every part holds."""
+
+    def __init__(self, *parts: Shape, text: str = ""):
+        self.parts, self.text = parts, text
+
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return all(p.holds(model, s) for p in self.parts)
+
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        if positive:
+            for p in self.parts:
+                p.when(view, lit, True)
+            return
+        xs = [view.problem.bool(f"fails{i}") for i in range(len(self.parts))]
+        for x, p in zip(xs, self.parts, strict=True):
+            p.when(view, x, False)
+        _implies(view, lit, xs)
+
+    def describe(self) -> str:
+        return self.text or " and ".join(p.describe() for p in self.parts)
+
+
+class Any(Shape):
+    """Some part holds."""
+
+    def __init__(self, *parts: Shape, text: str = ""):
+        self.parts, self.text = parts, text
+
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return any(p.holds(model, s) for p in self.parts)
+
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        All(*(Not(p) for p in self.parts)).when(view, lit, not positive)
+
+    def describe(self) -> str:
+        return self.text or " or ".join(p.describe() for p in self.parts)
+
+
+class Not(Shape):
+    def __init__(self, shape: Shape):
+        self.shape = shape
+
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return not self.shape.holds(model, s)
+
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        self.shape.when(view, lit, not positive)
+
+    def describe(self) -> str:
+        return f"not ({self.shape.describe()})"
+
+
+class Require(Constraint):
+    """A shape imposed (`positive`) or forbidden, as an extra constraint of a solve.  Shapes
+    relate ops to each other, never to a named group, so renaming interchangeable groups keeps
+    them: encodings may break that symmetry."""
+
+    name = "shape"
+    group_symmetric = True
+
+    def __init__(self, shape: Shape, positive: bool = True):
+        self.shape, self.positive = shape, positive
+
+    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
+        if self.shape.holds(model, schedule) == self.positive:
+            return []
+        want = "wanted" if self.positive else "forbidden"
+        return [Violation(self.name, f"{want}: {self.shape.describe()}")]
+
+    def encode(self, view: VariableView) -> None:
+        self.shape.when(view, True, self.positive)

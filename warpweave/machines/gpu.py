@@ -23,7 +23,6 @@ from warpweave.machines.costs import CostModel
 from warpweave.machines.figures import Figures
 from warpweave.machines.inventory import SETMAXNREG, RegisterRule, check_inventory, parse_groups
 
-
 # The neutral inventory (both machines): three 4-warp groups at one register limit and the four
 # single warps of a fourth warpgroup at the setmaxnreg minimum, filling the register file
 # (128 x (3 x 160 + 32) = 65536).  Any role - an MMA warp, one to three compute groups - is

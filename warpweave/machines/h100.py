@@ -14,7 +14,8 @@ from warpweave.machines.gpu import NEUTRAL_GROUPS, MachineSpec
 from warpweave.machines.nvidia import SMEM, UNITS, common_figures
 
 FIGURES = Figures([
-    Figure("sms", 132, "SMs", "h100-wp", place="A100 vs H100 comparison table, H100 SXM5 column: SMs"),
+    Figure("sms", 132, "SMs", "h100-wp",
+           place="A100 vs H100 comparison table, H100 SXM5 column: SMs"),
     Figure("clock_ghz", 1.83, "GHz", "h100-wp", note="boost clock used for the TFLOPS figures",
            place="same table: GPU boost clock"),
     Figure("tc_flops_16bit", 4096, "FLOPs/clk/SM", "h100-wp",
