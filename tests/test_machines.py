@@ -4,6 +4,7 @@ normalization (the section 5.2 ILP, solved with the cbc backend) with raw re-ver
 
 from __future__ import annotations
 
+import json
 import math
 import re
 
@@ -12,6 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from warpweave.cli import main
 from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict
 from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
@@ -20,6 +22,7 @@ from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
 from warpweave.kernels import build, published
 from warpweave.machines import machine_spec
+from warpweave.machines.costs import FORMULAS
 from warpweave.machines.figures import SOURCES
 from warpweave.machines.inventory import check_inventory, parse_groups
 from warpweave.machines.normalize import (
@@ -100,12 +103,39 @@ def test_max_regs_caps_every_group_and_smem_reservation_shrinks_shared_memory():
         MACHINES.get("b200")(smem_reserved=10 ** 6)
 
 
-def test_every_figure_has_a_known_source_and_is_documented():
-    doc = (ROOT / "docs" / "machines.md").read_text()
+def _documented_figures() -> dict[str, dict[str, tuple[float, str]]]:
+    """docs/machines.md's figure tables: machine -> name -> (value, source)."""
+    out: dict[str, dict[str, tuple[float, str]]] = {}
+    machine = None
+    for line in (ROOT / "docs" / "machines.md").read_text().splitlines():
+        if line.startswith("#### "):
+            machine = line[5:].strip()
+        row = re.match(r"\| `(\w+)` \| ([\d.]+) \| [^|]* \| ([\w-]+) \|", line)
+        if machine and row:
+            out.setdefault(machine, {})[row[1]] = (float(row[2]), row[3])
+    return out
+
+
+def test_every_figure_in_docs_is_the_one_the_code_uses():
+    documented = _documented_figures()
     for name in ("h100", "b200"):
-        for f in machine_spec(name).figures:
+        figures = {f.name: f for f in machine_spec(name).figures}
+        assert set(documented[name]) == set(figures), name
+        for fname, (value, source) in documented[name].items():
+            f = figures[fname]
+            assert (round(f.value, 4), f.source) == (value, source), (name, fname)
             assert f.source in SOURCES
-            assert re.search(rf"\b{f.name}\b", doc), f"{f.name} missing from docs/machines.md"
+            assert f.place or f.source == "derived" or f.estimate or f.note, (name, fname)
+
+
+def test_machines_json_lists_every_cost_with_its_figures_sources_and_places(capsys):
+    assert main(["machines", "--json"]) == 0
+    b200 = next(m for m in json.loads(capsys.readouterr().out) if m["name"] == "b200")
+    assert set(b200["costs"]) == set(FORMULAS)
+    mma = b200["costs"]["gemm"]["figures"]["mma_latency_k64"]
+    assert (mma["value"], mma["source"]) == (559, "meta-nvlat") and "NVLatencyModel" in \
+        mma["place"]
+    assert all(f["source"] for c in b200["costs"].values() for f in c["figures"].values())
 
 
 # ---------------------------------------------------------------------------------------------
@@ -120,10 +150,40 @@ def test_gemm_occupancy_from_tensor_core_rate():
     assert b.gemm(128, 128, 128, "fp8").busy == 256
 
 
-def test_b200_gemm_latency_reproduces_the_two_measurements():
+def test_b200_gemm_latency_follows_k_as_meta_measured():
     b = machine_spec("b200").costs
-    assert b.gemm(128, 128, 128).latency == 900
-    assert b.gemm(128, 128, 64).latency == 559
+    assert b.gemm(128, 128, 128).latency == b.gemm(64, 128, 128).latency == 900
+    assert b.gemm(128, 128, 64).latency == b.gemm(128, 256, 64).latency == 559
+    assert b.gemm(128, 64, 256).latency == 900     # K >= 128: NVLatencyModel::getMMALatency
+
+
+def _ddg_mmas():
+    """Every tcgen05 MMA of Meta's shipped dependence graphs: ((M, N, K), latency, occupancy)."""
+    for path in sorted((ROOT / "benchmarks" / "data" / "meta-tlx").glob("case*-ddg.json")):
+        doc = json.loads(path.read_text())
+        ops = doc["ops"]
+        for loop in doc["loops"]:
+            for n in loop["ddg"]["nodes"]:
+                if n["op_kind"] != "ttng.tc_gen5_mma":
+                    continue
+                shapes = []
+                for operand in ops[n["op_ref"]]["operands"][:2]:
+                    types = ops[operand["op"]]["result_types"]
+                    t = types[operand.get("result", 0)]
+                    shapes.append([int(x) for x in re.search(r"<(\d+)x(\d+)x", t).groups()])
+                (m, k), (_, nn) = shapes
+                yield path.name, (m, nn, k), n["latency"], n["occupancy"]
+
+
+def test_every_mma_of_metas_graphs_gets_its_measured_latency_and_occupancy():
+    b = machine_spec("b200").costs
+    seen = 0
+    for name, (m, n, k), latency, occupancy in _ddg_mmas():
+        phase = b.gemm(m, n, k, "fp16")
+        if phase.busy <= latency:      # the graphs cap occupancy at the latency
+            assert (phase.latency, phase.busy) == (latency, occupancy), (name, m, n, k)
+            seen += 1
+    assert seen >= 10
 
 
 @pytest.mark.parametrize("kb, measured", [(16, 530), (32, 663), (64, 925)])
@@ -132,12 +192,25 @@ def test_tma_load_line_is_within_one_percent_of_each_measurement(kb, measured):
     assert abs(got - measured) <= 0.01 * measured
 
 
-def test_exponential_and_tmem_figures():
+def test_exponential_reduction_and_tmem_figures():
     b = machine_spec("b200").costs
     assert b.exp(128 * 128).busy == 1024                 # 16 MUFU ops per clock per SM
-    assert b.tmem_load(128 * 128 * 4).latency == 532      # measured 128x128 fp32
-    assert b.tmem_store(128 * 128 * 2).latency == 96
-    assert b.register_handoff(1024) == math.ceil(61 + 16.1)
+    assert b.tmem_load(128 * 128).latency == 532         # measured 128x128
+    assert b.tmem_load(128 * 64).busy == 128             # Meta's curated graphs: 266 / 128
+    assert b.tmem_store(128 * 128).latency == 96
+    rowsum = b.row_sum(128 * 64)                          # case3_FA_fp16-ddg.json node 19
+    assert (rowsum.latency, rowsum.busy) in ((845, 320), (846, 320))
+    assert rowsum.holds == rowsum.busy < rowsum.latency
+    assert b.row_max(128 * 128).latency == 461
+
+
+def test_hand_off_costs_by_payload():
+    b = machine_spec("b200").costs
+    assert b.handoff("registers", 1024) == (math.ceil(61 + 16.1), 0)
+    assert b.handoff("tmem") == b.handoff("smem") == (92, 30)
+    assert b.handoff("accumulator") == (92, 0) and b.handoff("async") == (0, 0)
+    with pytest.raises(ValueError, match="unknown payload"):
+        b.handoff("l2")
 
 
 def test_errors_name_the_bad_input():

@@ -19,7 +19,7 @@ import attrs
 
 from warpweave.core.errors import InputError
 from warpweave.core.model import Machine, Memory, Unit, WarpGroup
-from warpweave.machines.costs import CostModel
+from warpweave.machines.costs import FORMULAS, CostModel
 from warpweave.machines.figures import Figures
 from warpweave.machines.inventory import SETMAXNREG, RegisterRule, check_inventory, parse_groups
 
@@ -123,4 +123,10 @@ class MachineSpec:
             "registers_used": check_inventory(self.groups, rule=self.registers),
             "register_rule": attrs.asdict(self.registers),
             "figures": {f.name: f.to_dict() for f in self.figures},
+            "costs": {kind: {"formula": text,
+                             "figures": {n: {"value": self.figures[n],
+                                             "source": self.figures.figure(n).source,
+                                             "place": self.figures.figure(n).place}
+                                         for n in names if n in self.figures}}
+                      for kind, (text, names) in FORMULAS.items()},
         }
