@@ -40,7 +40,9 @@ def broken_rules(model: dict, schedule: dict, semantics: str = "loop",
         edges.append({"src": e["src"], "dst": e["dst"],
                       "delay": e.get("delay", ops[e["src"]]["cycles"]),
                       "dist": e.get("distance", 0), "data": e.get("kind", "data") == "data",
-                      "blocking": e.get("blocking", False)})
+                      "blocking": e.get("blocking", False),
+                      "across": e.get("handoff", ops[e["src"]]["spill"]),
+                      "within": e.get("handoff_local", 0)})
     streaming = {x["op"] for x in schedule.get("streaming", [])}
     for e in edges:
         if e["src"] in streaming:
@@ -63,8 +65,8 @@ def broken_rules(model: dict, schedule: dict, semantics: str = "loop",
         gap = M[e["dst"]] + e["dist"] * I - M[e["src"]]
         if gap < e["delay"]:
             bad.add("dependence")
-        spill = ops[e["src"]]["spill"]
-        if e["data"] and spill and A[e["src"]] != A[e["dst"]] and gap < e["delay"] + spill:
+        extra = e["across"] if A[e["src"]] != A[e["dst"]] else e["within"]
+        if e["data"] and extra and gap < e["delay"] + extra:
             bad.add("cross_warp_spill")
 
     for r in range(I):

@@ -257,9 +257,9 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
             readers.append(Reader(e.dst, s.group[e.dst], s.stage(e.dst) + e.distance,
                                   e.is_data, (e.dst, u) in folded))
         consumers = tuple(dict.fromkeys(r.group for r in readers if r.group != s.group[u]))
-        spill = op.spill_cost
         # One full barrier publishes the value: as soon as the most eager reader may use it.
-        arrive = min(e.delay + (spill if e.is_data and s.group[e.dst] != s.group[u] else 0)
+        arrive = min(e.delay + (0 if not e.is_data else e.handoff_local
+                                if s.group[e.dst] == s.group[u] else e.handoff)
                      for e in cross + copy_self)
         lowering, ids = "mbarrier", None
         if (named_barriers and not op.is_async and depth == 1 and len(consumers) == 1

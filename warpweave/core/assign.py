@@ -58,7 +58,7 @@ class Planner:
         self.producers: dict[str, list[str]] = {v: [] for v in model.op_names}
         for e in model.edges:
             if e.is_data and e.src != e.dst:
-                w = 1 + model.op(e.src).spill_cost
+                w = 1 + e.handoff
                 self.neighbours[e.src].append((e.dst, w))
                 self.neighbours[e.dst].append((e.src, w))
                 self.producers[e.dst].append(e.src)

@@ -275,8 +275,8 @@ def _topological(model: Model) -> list[str]:
 def i_upper(model: Model) -> int:
     """An `I` beyond which larger `I` cannot help: feasible at I > this implies feasible at I - 1.
 
-    Give each op the extent `ext(v) = max(1, cycles(v), max over out-edges of delay (+ spill for
-    data edges))` and let `E = sum ext(v)`.  At any `I > E` some modular slot `r` lies in no op's
+    Give each op the extent `ext(v) = max(1, cycles(v), max over out-edges of delay (+ the larger
+    hand-off for data edges))` and let `E = sum ext(v)`.  At any `I > E` some modular slot `r` lies in no op's
     extent.  Deleting time `r` from every block of `I` cycles maps a valid schedule at `I` to one at
     `I - 1` with the same number of stages: every event keeps its order, no op interval or
     dependence window contains a deleted cycle, so capacity slots, lifetimes, occupancy and every
@@ -284,7 +284,8 @@ def i_upper(model: Model) -> int:
     """
     total = 0
     for op in model.ops:
-        reach = [e.delay + (op.spill_cost if e.is_data else 0) for e in model.out_edges(op.name)]
+        reach = [e.delay + (max(e.handoff, e.handoff_local) if e.is_data else 0)
+                 for e in model.out_edges(op.name)]
         total += max([1, op.cycles, *reach])
     return total
 

@@ -138,7 +138,8 @@ class Dependence(_Builtin):
 
 
 class CrossWarpSpill(_Builtin):
-    """Rule 1's spill term: a data edge between groups also waits spill_cost(src)."""
+    """Rule 1's hand-off term: a data edge also waits `handoff` between groups and
+    `handoff_local` within one."""
 
     rule = staticmethod(verify.check_cross_warp_spill)
     q_free = True
@@ -146,10 +147,14 @@ class CrossWarpSpill(_Builtin):
 
     def encode(self, view: VariableView) -> None:
         for e in view.model.edges:
-            spill = view.model.op(e.src).spill_cost
-            if e.is_data and spill:
-                view.require_gap(e.src, e.dst, e.delay + spill, e.distance,
-                                 unless=[view.same_group(e.src, e.dst)])
+            if not e.is_data:
+                continue
+            same = view.same_group(e.src, e.dst)
+            if e.handoff:
+                view.require_gap(e.src, e.dst, e.delay + e.handoff, e.distance, unless=[same])
+            if e.handoff_local:
+                view.require_gap(e.src, e.dst, e.delay + e.handoff_local, e.distance,
+                                 unless=[neg(same)])
 
 
 class Capacity(_Builtin):

@@ -131,8 +131,9 @@ class ModuloScheduler:
             if e.src == e.dst:
                 continue
             gap = e.delay - e.distance * I
-            if spill and e.is_data and self.group[e.src] != self.group[e.dst]:
-                gap += model.op(e.src).spill_cost
+            if spill and e.is_data:
+                same = self.group[e.src] == self.group[e.dst]
+                gap += e.handoff_local if same else e.handoff
             self.succ[e.src].append((e.dst, gap))
             self.pred[e.dst].append((e.src, gap))
         self.trigger = {v: False for v in self.names}

@@ -120,21 +120,23 @@ def check_dependence(model: Model, s: Schedule, semantics: str = "loop") -> list
 
 def check_cross_warp_spill(model: Model, s: Schedule, semantics: str = "loop"
                            ) -> list[Violation]:
-    """Rule 1's spill term: a data edge between groups also waits spill_cost(src)."""
+    """Rule 1's hand-off term: a data edge also waits its hand-off - `handoff` between groups,
+    `handoff_local` within one."""
     out = []
     for e in model.edges:
-        spill = model.op(e.src).spill_cost
-        if not e.is_data or not spill or s.group[e.src] == s.group[e.dst]:
+        same = s.group[e.src] == s.group[e.dst]
+        extra = e.handoff_local if same else e.handoff
+        if not e.is_data or not extra:
             continue
-        need = e.delay + spill
+        need = e.delay + extra
         have = s.start[e.dst] + e.distance * s.I - s.start[e.src]
         if have < need:
+            where = f"on {s.group[e.dst]} too" if same else \
+                f"on {s.group[e.dst]} from {s.group[e.src]}"
             out.append(Violation(
                 "cross_warp_spill",
-                f"{e.dst} on {s.group[e.dst]} reads {e.src} from {s.group[e.src]}: "
-                f"starts {have} cycles after it, needs {e.delay} + spill "
-                f"{model.op(e.src).spill_cost}",
-                ops=(e.src, e.dst), amount=have, limit=need))
+                f"{e.dst} reads {e.src} {where}: starts {have} cycles after it, needs "
+                f"{e.delay} + hand-off {extra}", ops=(e.src, e.dst), amount=have, limit=need))
     return out
 
 

@@ -2,14 +2,16 @@
 post (seeds/modular-swp-part1.txt, "Flash Attention 4: the problem gets worse").
 
 Two Q tiles (0 and 1) of `block_m` rows share each K/V tile.  Ops: load_k, load_v (TMA, variable
-latency); per tile t: qk_t (tcgen05 MMA S_t = Q_t K^T into TMEM), rowmax_t (tcgen05.ld of S_t into
-registers, row max, alpha = exp2(m_old - m_new)), softmax_t (the scaling FMAs and exp2 - on the
-MUFU, part emulated on the FMA lanes - P_t stored back to TMEM over S_t), rowsum_t (the row sum
-of P_t, l = alpha l + sum), rescale_t (the correction: tcgen05.ld of O_t, O_t *= alpha,
-tcgen05.st), pv_t (MMA O_t += P_t V).  28 edges: 18 same-iteration, 6 loop-carried (m, l and O per
-tile) and 4 write-after-read edges of distance `stages` for the K/V rings.  An op that reads an
-MMA result from TMEM waits on its commit barrier (blocking edge), as does an MMA waiting for a
-TMA tile.
+latency); per tile t: qk_t (tcgen05 MMA S_t = Q_t K^T into TMEM), load_s_t (tcgen05.ld of S_t into
+registers), rowmax_t (row max, alpha = exp2(m_old - m_new)), softmax_t (the scaling FMAs and exp2
+- on the MUFU, part emulated on the FMA lanes - P_t stored back to TMEM over S_t), rowsum_t (the
+row sum of P_t, l = alpha l + sum), rescale_t (the correction: tcgen05.ld of O_t, O_t *= alpha,
+tcgen05.st), pv_t (MMA O_t += P_t V).  That is Modular's 14-op graph with each tile's S load split
+from its row max (16 ops), because the two hold different values: S's 128 registers until the
+softmax, the row statistics until the next row max.  32 edges: 22 same-iteration, 6 loop-carried
+(m, l and O per tile) and 4 write-after-read edges of distance `stages` for the K/V rings.  An op
+that reads an MMA result from TMEM waits on its commit barrier (blocking edge), as does an MMA
+waiting for a TMA tile.
 
 What follows FA4's source (github.com/Dao-AILab/flash-attention at 0251105,
 flash_attn/cute/flash_fwd_sm100.py, `softmax_step`; docs/machines.md has the places):
@@ -136,7 +138,7 @@ def work(machine: str | None, p: Mapping[str, Any]) -> int:
 SPEC = KernelSpec(
     name="fa4-fwd",
     description="FlashAttention-4 forward inner loop on Blackwell: two Q tiles sharing K/V, "
-                "14 ops, 28 edges, S/P/O in Tensor Memory",
+                "16 ops, 32 edges, S/P/O in Tensor Memory",
     machines=("b200",),
     params=(*tile_params(128, 128, 4),
             Param("ex2_emu_freq", int, 16, "FA4's exp2 emulation period: per 32-column "

@@ -291,8 +291,8 @@ def fa4_roles(model: Model) -> Strategy:
     return Strategy("fa4-roles", "FA4 forward warp roles", {
         vl: _stream("load_k", "load_v"),
         small[0]: _stream("qk0", "pv1", "qk1", "pv0", shift={"pv1": -1}),
-        big[0]: _stream("rowmax0", "softmax0", "rowsum0"),
-        big[1]: _stream("rowmax1", "softmax1", "rowsum1"),
+        big[0]: _stream("load_s0", "rowmax0", "softmax0", "rowsum0"),
+        big[1]: _stream("load_s1", "rowmax1", "softmax1", "rowsum1"),
         big[2]: _stream("rescale0", "rescale1"),
     }, anchors=("qk0", "pv1", "qk1"))
 
