@@ -26,6 +26,14 @@ STREAMING = True
 SEMANTICS = "loop"
 SEMANTICS_CHOICES = ("loop", "paper-q")
 
+# The published roles asked as questions (`warpweave reproduce`): each a decision at the optimal
+# I.  The SAT sweep on the compact encoding proves FA4's MMA-warp question in minutes where
+# CP-SAT on the integer encoding runs past 600 s (docs/reproduction.md).
+REPRODUCE_BACKEND = SWEEP_BACKEND
+REPRODUCE_ENCODING = "compact"
+REPRODUCE_SOLVE_LIMIT = 1200.0   # seconds per decision; beyond it the answer is unknown
+REPRODUCE_TIME_LIMIT = 3600.0    # seconds per optimal-I search
+
 # The heuristic (`warpweave heuristic`, `ww.heuristic`): Rau's budget ratio.
 BUDGET = 6
 

@@ -492,11 +492,23 @@ def cmd_bench(args) -> int:
     return EXIT_NO if bad else EXIT_OK
 
 
+def cmd_reproduce(args) -> int:
+    from warpweave import reproduce
+    settings = reproduce.Settings(backend=args.backend, encoding=args.encoding,
+                                  solve_limit=args.solve_limit, time_limit=args.time_limit,
+                                  explain_forced=args.explain_forced, reach=not args.no_reach)
+    report = reproduce.main(args.only, args.json, settings, quiet=args.quiet)
+    unknown = any(c["status"] != "optimal" or any(a["verdict"] == reproduce.UNKNOWN
+                                                  for a in c["answers"])
+                  for c in report["cases"])
+    return EXIT_LIMIT if unknown else EXIT_OK
+
+
 COMMANDS: dict[str, Callable[[Any], int]] = {
     "verify": cmd_verify, "bounds": cmd_bounds, "show": cmd_show, "build": cmd_build,
     "solve": cmd_solve, "heuristic": cmd_heuristic, "crosscheck": cmd_crosscheck,
     "emit": cmd_emit, "simulate": cmd_simulate, "draw": cmd_draw, "import": cmd_import,
     "export-schedule": cmd_export_schedule, "export": cmd_export, "schema": cmd_schema,
     "kernels": cmd_kernels, "machines": cmd_machines, "constraints": cmd_constraints,
-    "backends": cmd_backends, "bench": cmd_bench, "sweep": cmd_sweep,
+    "backends": cmd_backends, "bench": cmd_bench, "sweep": cmd_sweep, "reproduce": cmd_reproduce,
 }

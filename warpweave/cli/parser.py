@@ -400,4 +400,30 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-stages", type=int, help="stage bound, as for solve")
     p.add_argument("--seed", type=int, default=defaults.SEED, help="solver and heuristic seed "
                    f"(default {defaults.SEED})")
+
+    p = _sub(sub, "reproduce", "ask every published warp role: forced, allowed or excluded at "
+             "the optimal I",
+             "For FA3, FA4, the FlashAttention backward passes and GEMM, on the published and "
+             "the neutral inventory: find the optimal I, then ask each role the publications "
+             "describe, imposed and forbidden at that I. An excluded role is explained by "
+             "deletion (the constraints whose removal makes it feasible). Prints Markdown as "
+             "each case is answered; progress on stderr. Exit 0, or 3 when a limit left an "
+             "answer unknown.", json_help=None)
+    p.add_argument("--only", nargs="*", default=[], metavar="TEXT", help="topics or cases whose "
+                   "name contains one of these (e.g. fa4-fwd, neutral)")
+    p.add_argument("--json", metavar="FILE", help="also write every answer as JSON (rewritten "
+                   "as each case is answered)")
+    p.add_argument("--explain-forced", action="store_true", help="also explain forced roles "
+                   "by deletion")
+    p.add_argument("--no-reach", action="store_true", help="do not look for the smallest I at "
+                   "which an excluded role becomes feasible")
+    p.add_argument("--backend", default=defaults.REPRODUCE_BACKEND,
+                   help=f"backend of the decisions (default {defaults.REPRODUCE_BACKEND})")
+    p.add_argument("--encoding", default=defaults.REPRODUCE_ENCODING,
+                   help=f"encoding of the decisions (default {defaults.REPRODUCE_ENCODING})")
+    p.add_argument("--solve-limit", type=float, default=defaults.REPRODUCE_SOLVE_LIMIT,
+                   help="seconds per decision (default %(default)s; beyond it the answer is "
+                   "unknown)")
+    p.add_argument("--time-limit", type=float, default=defaults.REPRODUCE_TIME_LIMIT,
+                   help="seconds per optimal-I search (default %(default)s)")
     return parser

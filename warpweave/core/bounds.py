@@ -275,10 +275,11 @@ def _topological(model: Model) -> list[str]:
 def i_upper(model: Model) -> int:
     """An `I` beyond which larger `I` cannot help: feasible at I > this implies feasible at I - 1.
 
-    Give each op the extent `ext(v) = max(1, cycles(v), max over out-edges of delay (+ the larger
-    hand-off for data edges))` and let `E = sum ext(v)`.  At any `I > E` some modular slot `r` lies in no op's
-    extent.  Deleting time `r` from every block of `I` cycles maps a valid schedule at `I` to one at
-    `I - 1` with the same number of stages: every event keeps its order, no op interval or
+    Give each op the extent `ext(v) = max(1, cycles(v), max over out-edges of delay (+ the
+    larger hand-off for data edges))` and let `E = sum ext(v)`.  At any `I > E` some modular slot
+    `r` lies in no op's extent.  Deleting time `r` from every block of `I` cycles maps a valid
+    schedule at `I` to one at `I - 1` with the same number of stages: every event keeps its
+    order, no op interval or
     dependence window contains a deleted cycle, so capacity slots, lifetimes, occupancy and every
     `M(v) + delta*I - M(u) >= d + x` are preserved.  Hence if no `I <= E` is feasible, none is.
     """
