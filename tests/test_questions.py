@@ -21,6 +21,7 @@ from warpweave.kernels.roles import (
     Apart,
     IssuedBeforeEnd,
     Not,
+    OnWarps,
     Require,
     Sequential,
     Together,
@@ -32,7 +33,7 @@ from warpweave.reproduce import ALLOWED, EXCLUDED, FORCED, Asker, Settings, ask
 TWO_GROUPS = model_from_dict({
     "name": "fig1-two-groups",
     "machine": {"units": {"tc": 1, "sfu": 1},
-                "warp_groups": [{"name": "g0"}, {"name": "g1"}]},
+                "warp_groups": [{"name": "g0", "warps": 4}, {"name": "g1"}]},
     "ops": [{"name": "S", "uses": {"tc": 1}, "spill_cost": 1},
             {"name": "P", "cycles": 2, "uses": {"sfu": 1}},
             {"name": "O", "uses": {"tc": 1}}],
@@ -43,7 +44,7 @@ SHAPES = [
     Together("S", "P"), Apart("S", "O"), Alone("S"), Alone("S", "O"), Sequential(["S", "P", "O"]),
     IssuedBeforeEnd("S", "P"), WindowsOverlap("P", "sfu", "S", "tc"),
     All(Together("S", "O"), Apart("S", "P")), Any(Apart("S", "P"), Sequential(["S", "O"])),
-    Not(Together("S", "P", "O")),
+    Not(Together("S", "P", "O")), OnWarps("S", 1), All(Alone("P"), OnWarps("P", 4)),
 ]
 
 

@@ -22,6 +22,7 @@ from warpweave.kernels.roles import (
     Apart,
     IssuedBeforeEnd,
     Not,
+    OnWarps,
     Sequential,
     Shape,
     Together,
@@ -99,8 +100,12 @@ FA3 = "FA3 paper (Shah et al. 2024)"
 MODULAR = "Modular, Software Pipelining for GPU Kernels, part 1 (Level 1: inter-warp-group)"
 
 
+def _alone_on_one_warp(ops: list[str], text: str) -> Shape:
+    return All(Alone(*ops), OnWarps(ops[0], 1), text=text)
+
+
 def _producer(m: Model) -> Shape:
-    return Alone(*_vl_ops(m))
+    return _alone_on_one_warp(_vl_ops(m), "the TMA loads alone on one warp")
 
 
 def _fa3_consumers(m: Model) -> Shape:
@@ -181,7 +186,7 @@ def _fa4_correction(m: Model) -> Shape:
 
 
 def _fa4_mma(m: Model) -> Shape:
-    return Alone("qk0", "qk1", "pv0", "pv1")
+    return _alone_on_one_warp(["qk0", "qk1", "pv0", "pv1"], "the four MMAs alone on one warp")
 
 
 FA4_FWD = Topic(
@@ -253,7 +258,8 @@ FA_BWD_B200 = Topic(
               "Twill \"found the same strategy\"", f"{TWILL}, section 6.3.2", _three_groups),
      Question("MMA warp", "FA4 bwd: \"reduce 0-3, compute 4-11, MMA 12, load 13\"",
               "FA4, flash_attn/cute/flash_bwd_sm100.py",
-              lambda m: Alone(*(v for v in m.op_names if m.op(v).total_use("tc")))),))
+              lambda m: _alone_on_one_warp([v for v in m.op_names if m.op(v).total_use("tc")],
+                                           "the ten MMAs alone on one warp")),))
 
 
 # ---------------------------------------------------------------------------------------------
@@ -284,6 +290,6 @@ GEMM_B200 = Topic(
               "warps\"", UNWEAVING, _producer),
      Question("MMA warp", "one warp issues every tcgen05 MMA (CUTLASS sm100 kernels; FA4's "
               "MMA warp)", "CUTLASS sm100 warp-specialized GEMM",
-              lambda m: Alone(*_with(m, "mma"))),))
+              lambda m: _alone_on_one_warp(_with(m, "mma"), "every MMA alone on one warp")),))
 
 TOPICS = (FA3_FWD, FA3_ONE_TILE, FA4_FWD, FA_BWD_H100, FA_BWD_B200, GEMM_H100, GEMM_B200)

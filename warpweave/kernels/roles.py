@@ -165,6 +165,30 @@ class Alone(Shape):
         return f"{', '.join(self.ops)} on a group that runs nothing else"
 
 
+class OnWarps(Shape):
+    """The op runs on a group of exactly `warps` warps (a single warp: FA4's MMA warp)."""
+
+    def __init__(self, op: str, warps: int):
+        self.op, self.warps = op, warps
+
+    def _groups(self, model: Model) -> list[str]:
+        return [g.name for g in model.machine.warp_groups if g.warps == self.warps]
+
+    def holds(self, model: Model, s: Schedule) -> bool:
+        return s.group[self.op] in self._groups(model)
+
+    def when(self, view: VariableView, lit: Lit, positive: bool) -> None:
+        on = [view.on(self.op, g) for g in self._groups(view.model)]
+        if positive:
+            _implies(view, lit, on)
+        else:
+            for x in on:
+                _implies(view, lit, [neg(x)])
+
+    def describe(self) -> str:
+        return f"{self.op} on a group of {self.warps} warp{'s' * (self.warps != 1)}"
+
+
 class Sequential(Shape):
     """No cross-iteration overlap among `ops`: every op of iteration j+1 issues after every op
     of iteration j (M(u) + I > M(v) for all u, v), the negation of `iterations_overlap`."""
