@@ -221,6 +221,8 @@ BWD_H100_CLAIM = ("\"Backward attention on Hopper is register constrained, and t
 FA_BWD_H100 = Topic(
     "fa-bwd-h100", "FlashAttention backward on H100 (Twill 6.3.1)",
     (*_both("fa-bwd h100", "fa-bwd", "h100", published="FA3's"),
+     Case("fa-bwd h100 block_m=80 (FA3's 80x128 tile), FA3's inventory", "fa-bwd", "h100",
+          ("block_m=80",)),
      *_both("fa-bwd h100 subtiles=2", "fa-bwd", "h100", "subtiles=2", published="FA3's")),
     (Question("no cross-iteration ILP", BWD_H100_CLAIM, f"{TWILL}, section 6.3.1",
               lambda m: Sequential(_compute_ops(m))),))
