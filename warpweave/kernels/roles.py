@@ -331,7 +331,9 @@ class Require(Constraint):
     def __init__(self, shape: Shape, positive: bool = True):
         self.shape, self.positive = shape, positive
 
-    def check(self, model: Model, schedule: Schedule) -> list[Violation]:
+    def check(self, model: Model, schedule: Schedule, semantics: str = "loop"
+              ) -> list[Violation]:
+        """The shape is about start times and groups: the same under every semantics."""
         if self.shape.holds(model, schedule) == self.positive:
             return []
         want = "wanted" if self.positive else "forbidden"
