@@ -195,6 +195,9 @@ def _tiny_extras(draw, op: dict, flags: dict, vl: str | None, most_warps: int) -
     return op
 
 
+HANDOFFS = st.sampled_from([None, None, (0, 1), (2, 0), (1, 1)])
+
+
 def _tiny_edge(draw, n_ops: int, max_cycles: int, flags: dict) -> dict:
     """An edge; distance-0 edges go forward in op order, so there is no zero-distance cycle."""
     a = draw(st.integers(0, n_ops - 1))
@@ -213,6 +216,10 @@ def _tiny_edge(draw, n_ops: int, max_cycles: int, flags: dict) -> dict:
         edge["kind"] = "order"
     if flags["blocking"] and draw(st.booleans()):
         edge["blocking"] = True
+    handoff = draw(HANDOFFS) if flags["spill"] else None
+    if handoff is not None:
+        # a hand-off of the edge's own (where the value lives), across groups and within one
+        edge["handoff"], edge["handoff_local"] = handoff
     return edge
 
 
@@ -232,6 +239,7 @@ FEATURES = (
     "a blocking edge", "a variable-latency op", "2 warp groups", "3 warp groups",
     "groups differ in warps", "groups differ in reg_limit", "an op needing warps", "regs",
     "tight registers", "footprints", "tight memory", "a spill cost", "an async op",
+    "an edge's hand-off", "a hand-off within a group",
 )
 
 
@@ -272,7 +280,8 @@ def features(doc: dict) -> set[str]:
         out |= {name for name, on in (
             (f"distance {e.get('distance', 0)}", e.get("distance")),
             ("an explicit delay", "delay" in e), ("an order edge", e.get("kind") == "order"),
-            ("a blocking edge", e.get("blocking"))) if on}
+            ("a blocking edge", e.get("blocking")), ("an edge's hand-off", "handoff" in e),
+            ("a hand-off within a group", e.get("handoff_local"))) if on}
     return out
 
 
