@@ -190,16 +190,19 @@ def answer_case(case: Case, questions: Sequence[Question], settings: Settings,
 
 def reproduce(topics: Sequence[Topic] = TOPICS, only: Sequence[str] = (),
               settings: Settings = Settings(),
-              progress: Callable[[str], None] = lambda _: None) -> dict:
-    """Every case of every topic (those whose key or case label contains one of `only`)."""
-    results = []
+              progress: Callable[[str], None] = lambda _: None,
+              done: Callable[[dict, dict], None] = lambda case, report: None) -> dict:
+    """Every case of every topic (those whose key or case label contains one of `only`);
+    `done(case, report so far)` hears of each case as it is answered."""
+    report: dict = {"machine": machine_line(), "settings": attrs.asdict(settings), "cases": []}
     for topic in topics:
         for case in topic.cases:
             if only and not any(t in topic.key or t in case.label for t in only):
                 continue
             r = answer_case(case, topic.questions, settings, progress)
-            results.append({"topic": topic.key, "title": topic.title, **r.to_dict()})
-    return {"machine": machine_line(), "settings": attrs.asdict(settings), "cases": results}
+            report["cases"].append({"topic": topic.key, "title": topic.title, **r.to_dict()})
+            done(report["cases"][-1], report)
+    return report
 
 
 def machine_line() -> str:
@@ -224,51 +227,62 @@ def _roles_text(r: dict | None) -> str:
 
 def markdown(report: dict) -> str:
     """The report as Markdown: per case its optimum, then one row per question."""
-    out = [f"Machine: {report['machine']}", ""]
-    for c in report["cases"]:
-        out.append(f"#### {c['case']}")
-        out.append("")
-        out.append(f"`warpweave solve {c['kernel']} --machine {c['machine']}"
-                   + "".join(f" {p}" for p in c["params"]) + "`: "
-                   f"{c['status']}, I = {c['I']} cycles ({c['I_units']} units of "
-                   f"{c['cycles_per_unit']}), lower bound {c['lower_bound']}; "
-                   f"{c['seconds']} s.  One optimum (fewest groups, then fewest cross-group "
-                   f"edges): {_roles_text(c['roles'])}.")
-        out.append("")
-        out.append("| question | answer at the optimal I | why / witness | seconds |")
-        out.append("|---|---|---|---|")
-        for a in c["answers"]:
-            why = ""
-            if a["verdict"] == EXCLUDED:
-                if a.get("removals"):
-                    why = "feasible without: " + ", ".join(a["removals"])
-                elif a.get("core"):
-                    why = "excluded by these together: " + ", ".join(a["core"])
-                if a.get("reached_at"):
-                    why += f"; feasible from I = {a['reached_at']} units"
-            elif a["verdict"] == FORCED and (a.get("removals") or a.get("core")):
-                why = "forced by: " + ", ".join(a.get("removals") or a.get("core"))
-            elif a["verdict"] == ALLOWED:
-                why = "with: " + _roles_text(a.get("example"))
-            given = f" (given {a['given']})" if a.get("given") else ""
-            out.append(f"| {a['question']}{given} | **{a['verdict']}** | {why} "
-                       f"| {a['seconds']:.0f} |")
-        out.append("")
+    return "\n".join([f"Machine: {report['machine']}", "",
+                      *(markdown_case(c) for c in report["cases"])])
+
+
+def markdown_case(c: dict) -> str:
+    """One case: its optimum, then one row per question."""
+    out = [f"#### {c['case']}", "",
+           f"`warpweave solve {c['kernel']} --machine {c['machine']}"
+           + "".join(f" {p}" for p in c["params"]) + "`: "
+           f"{c['status']}, I = {c['I']} cycles ({c['I_units']} units of "
+           f"{c['cycles_per_unit']}), lower bound {c['lower_bound']}; {c['seconds']} s.  One "
+           f"optimum (fewest groups, then fewest cross-group edges): {_roles_text(c['roles'])}.",
+           "", "| question | answer at the optimal I | why / witness | seconds |",
+           "|---|---|---|---|"]
+    for a in c["answers"]:
+        out.append(f"| {a['question']}{' (given ' + a['given'] + ')' if a.get('given') else ''} "
+                   f"| **{a['verdict']}** | {_why(a)} | {a['seconds']:.0f} |")
+    out.append("")
     return "\n".join(out)
+
+
+def _why(a: dict) -> str:
+    """What explains a verdict: the deletion test, or a schedule that has the shape."""
+    named = a.get("removals") or a.get("core")
+    how = ("feasible without any one of: " if a.get("removals") else
+           "excluded by these together: ") + ", ".join(named) if named else ""
+    if a["verdict"] == EXCLUDED:
+        if not named:
+            how = "impossible at this I whatever the constraints"
+        if a.get("reached_at"):
+            how += f"; feasible from I = {a['reached_at']} units"
+        return how
+    if a["verdict"] == FORCED:
+        return ("its negation is " + how) if named else ""
+    if a["verdict"] == ALLOWED:
+        return "with: " + _roles_text(a.get("example"))
+    return ""
 
 
 def main(only: Sequence[str] = (), json_path: str | None = None, settings: Settings = Settings(),
          quiet: bool = False) -> dict:
-    """Run, print Markdown to stdout (progress to stderr), optionally write the JSON."""
+    """Run, print each case's Markdown to stdout as it is answered (progress to stderr), and
+    keep the JSON file up to date."""
     import sys
 
     def progress(line: str) -> None:
         if not quiet:
             print(line, file=sys.stderr, flush=True)
 
-    report = reproduce(TOPICS, only, settings, progress)
-    print(markdown(report))
-    if json_path:
-        with open(json_path, "w") as f:
-            json.dump(report, f, indent=1)
+    print(f"Machine: {machine_line()}\n", flush=True)
+
+    def done(case: dict, report: dict) -> None:
+        print(markdown_case(case), flush=True)
+        if json_path:
+            with open(json_path, "w") as f:
+                json.dump(report, f, indent=1)
+
+    report = reproduce(TOPICS, only, settings, progress, done)
     return report
