@@ -217,6 +217,52 @@ def print_strategies() -> None:
               f"{b.rec_mii}) | {what} | {s.I} | {s.stages} | {100 * tc // s.I}% |")
 
 
+def _reservations(op) -> str:
+    """An op's reservation table as runs: `+a..b unit:n` (or `unit:n` when it holds it all)."""
+    runs: list[list] = []
+    for c, row in enumerate(op.rrt):
+        key = ",".join(f"{u}:{n}" for u, n in row)
+        if runs and runs[-1][2] == key and runs[-1][1] == c - 1:
+            runs[-1][1] = c
+        else:
+            runs.append([c, c, key])
+    runs = [r for r in runs if r[2]]
+    if len(runs) == 1 and runs[0][:2] == [0, op.cycles - 1]:
+        return runs[0][2]
+    return "; ".join(f"+{a}..{b} {k}" for a, b, k in runs) or "-"
+
+
+def print_kernel_tables(kernel: str, machine: str | None, params: Sequence[str] = ()) -> None:
+    """docs/kernels.md's tables for one kernel: its ops, the hand-offs of its data edges, its
+    bounds and the busy cycles of each unit per iteration."""
+    model = load_target(kernel, machine, params)
+    ready: dict[str, int] = {}
+    for e in model.edges:
+        if e.is_data:
+            ready[e.src] = max(ready.get(e.src, 0), e.delay)
+    print("| op | holds its group | result ready | reservations | regs | footprint | notes |")
+    print("|---|---|---|---|---|---|---|")
+    for op in model.ops:
+        notes = ", ".join(x for x, on in (("variable latency", op.variable_latency),
+                                          ("async", op.is_async)) if on)
+        notes = ", ".join(filter(None, (notes, f"{op.warps} warp{'s' * (op.warps != 1)}"
+                                        if op.warps else "")))
+        fp = ", ".join(f"{m} {a}" for m, a in op.footprint) or "-"
+        print(f"| {op.name} | {op.cycles} | {ready.get(op.name, op.cycles)} "
+              f"| {_reservations(op)} | {op.regs or '-'} | {fp} | {notes} |")
+    print()
+    paid = [e for e in model.edges if e.is_data and (e.handoff or e.handoff_local)]
+    print("Hand-offs (across groups / within one): " + "; ".join(
+        f"{e.src} -> {e.dst}{' (d' + str(e.distance) + ')' if e.distance else ''} "
+        f"{e.handoff}/{e.handoff_local}" for e in paid) + ".")
+    b = bounds(model)
+    busy = {u.name: sum(op.total_use(u.name) for op in model.ops) for u in model.machine.units}
+    print(f"\nBounds: ResMII {b.res_mii}, RecMII {b.rec_mii}, L >= {b.min_length}.  Per "
+          "iteration: " + ", ".join(f"{u} {n}" for u, n in sorted(busy.items(),
+                                                                  key=lambda x: -x[1]) if n)
+          + " busy cycles.\n")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--only", nargs="*", default=[], help="cases whose label contains one of "
@@ -228,7 +274,13 @@ def main() -> None:
     ap.add_argument("--json", help="also write every result to this file")
     ap.add_argument("--strategies", action="store_true", help="only the published strategies "
                     "written as schedules (kernels.published.realize)")
+    ap.add_argument("--kernel-tables", nargs="+", metavar="KERNEL [MACHINE [K=V ...]]",
+                    help="only docs/kernels.md's tables of one kernel")
     args = ap.parse_args()
+    if args.kernel_tables:
+        kernel, *rest = args.kernel_tables
+        print_kernel_tables(kernel, rest[0] if rest else None, rest[1:])
+        return
     if args.strategies:
         print_strategies()
         return
