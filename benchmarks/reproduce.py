@@ -236,10 +236,10 @@ def print_kernel_tables(kernel: str, machine: str | None, params: Sequence[str] 
     """docs/kernels.md's tables for one kernel: its ops, the hand-offs of its data edges, its
     bounds and the busy cycles of each unit per iteration."""
     model = load_target(kernel, machine, params)
-    ready: dict[str, int] = {}
+    ready = {op.name: op.cycles for op in model.ops}
     for e in model.edges:
         if e.is_data:
-            ready[e.src] = max(ready.get(e.src, 0), e.delay)
+            ready[e.src] = max(ready[e.src], e.delay)
     print("| op | holds its group | result ready | reservations | regs | footprint | notes |")
     print("|---|---|---|---|---|---|---|")
     for op in model.ops:
@@ -248,7 +248,7 @@ def print_kernel_tables(kernel: str, machine: str | None, params: Sequence[str] 
         notes = ", ".join(filter(None, (notes, f"{op.warps} warp{'s' * (op.warps != 1)}"
                                         if op.warps else "")))
         fp = ", ".join(f"{m} {a}" for m, a in op.footprint) or "-"
-        print(f"| {op.name} | {op.cycles} | {ready.get(op.name, op.cycles)} "
+        print(f"| {op.name} | {op.cycles} | {ready[op.name]} "
               f"| {_reservations(op)} | {op.regs or '-'} | {fp} | {notes} |")
     print()
     paid = [e for e in model.edges if e.is_data and (e.handoff or e.handoff_local)]
