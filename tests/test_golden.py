@@ -78,3 +78,48 @@ def test_fa_simplified_every_schedule_at_i_2_hoists_the_next_qk():
     valid = [s for s in valid if not verify(model, s)]
     assert valid
     assert all(s.start["S"] + s.I < s.start["O"] for s in valid)
+
+
+# ---------------------------------------------------------------------------------------------
+# fa3-fwd on h100: FA3 (Shah et al. 2024) sections 3.1-3.2; Twill paper 6.2.1; Modular part 1
+
+FA3_2 = ("fa3-fwd", "h100", "subtiles=2")
+
+
+def test_fa3_saturates_the_tensor_core_and_the_producer_warp_is_the_variable_latency_rule():
+    """Two Q tiles (FA3's two consumer warpgroups): I = ResMII, the tensor core busy every cycle.
+    "A dedicated producer warp group runs the TMA loads" (Modular, Level 1): forced - by the
+    variable-latency rule (Twill's VARIABLE LATENCY constraint, DESIGN rule 7), not by a cost."""
+    run = asker(*FA3_2).run
+    assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
+    a = answer("fa3-fwd", "producer warp", *FA3_2, explain=True)
+    assert a.verdict == FORCED
+    assert "variable_latency" in a.removals
+
+
+def test_fa3_ping_pong_is_forced_given_fa3s_roles_and_allowed_without_them():
+    """"Twill's functional unit capacity constraints recover the ping-pong scheduling strategy
+    described in FA3" (Twill 6.2.1): with FA3's roles (tile t on consumer t) every optimum
+    ping-pongs; without them the capacity constraints leave it open - some optima keep each
+    tile's exponential away from the other tile's GEMMs.  The roles themselves are allowed."""
+    assert answer("fa3-fwd", "ping-pong, given the consumer roles", *FA3_2).verdict == FORCED
+    assert answer("fa3-fwd", "ping-pong", *FA3_2).verdict == ALLOWED
+    assert answer("fa3-fwd", "two consumer warpgroups", *FA3_2).verdict == ALLOWED
+
+
+def test_fa3_intra_warpgroup_pipeline_in_both_tiles_and_in_one_is_allowed():
+    """FA3's software pipeline in each consumer (QK(j+1) issued before softmax(j) ends; FA3
+    3.2) and Twill's variant, the pipeline in one warp group only (Twill 6.2.1): both are among
+    the optima, neither is forced."""
+    assert answer("fa3-fwd", "intra-warpgroup overlap in both tiles", *FA3_2).verdict == ALLOWED
+    assert answer("fa3-fwd", "intra-warpgroup overlap in one tile only", *FA3_2).verdict == \
+        ALLOWED
+
+
+def test_fa3_one_tile_cannot_reach_the_tensor_core_bound_on_one_consumer():
+    """Modular's 8-op loop (one Q tile): "A separate consumer warp group runs everything else" is
+    excluded at the tensor-core bound I = 1024: two blocking GEMMs 512 cycles apart meet the
+    softmax on one warpgroup (the concurrency rule) - FA3's own reason for a second consumer."""
+    a = answer("fa3-fwd-one-tile", "one consumer runs the tile", "fa3-fwd", "h100")
+    assert a.verdict == EXCLUDED
+    assert "concurrency" in a.removals

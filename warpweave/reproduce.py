@@ -36,6 +36,7 @@ from warpweave.core.model import Model
 from warpweave.core.search import constraint_set, decide
 from warpweave.kernels.questions import TOPICS, Case, Question, Topic
 from warpweave.kernels.roles import Require, Shape, roles
+from warpweave import defaults
 from warpweave.pipeline import Options, Run, load_target, run_solve
 
 FORCED, ALLOWED, EXCLUDED, UNKNOWN = "forced", "allowed", "excluded", "unknown"
@@ -46,10 +47,10 @@ TIE_BREAKERS = ("groups", "cross_edges")
 class Settings:
     """How the questions are decided."""
 
-    backend: str = "cpsat"
-    encoding: str = "integer"
-    solve_limit: float | None = 600.0     # per decision; beyond it the answer is `unknown`
-    time_limit: float | None = 3600.0     # per optimal-I search
+    backend: str = defaults.REPRODUCE_BACKEND
+    encoding: str = defaults.REPRODUCE_ENCODING
+    solve_limit: float | None = defaults.REPRODUCE_SOLVE_LIMIT   # per decision
+    time_limit: float | None = defaults.REPRODUCE_TIME_LIMIT     # per optimal-I search
     explain_forced: bool = False
     reach: bool = True
     isolate: bool = True
