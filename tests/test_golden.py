@@ -16,8 +16,6 @@ from __future__ import annotations
 import functools
 import itertools
 
-import pytest
-
 from warpweave.core.bounds import bounds
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.verify import verify

@@ -31,12 +31,12 @@ from collections.abc import Callable, Sequence
 
 import attrs
 
+from warpweave import defaults
 from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.search import constraint_set, decide
 from warpweave.kernels.questions import TOPICS, Case, Question, Topic
 from warpweave.kernels.roles import Require, Shape, roles
-from warpweave import defaults
 from warpweave.pipeline import Options, Run, load_target, run_solve
 
 FORCED, ALLOWED, EXCLUDED, UNKNOWN = "forced", "allowed", "excluded", "unknown"
