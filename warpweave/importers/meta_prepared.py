@@ -73,7 +73,8 @@ def normalized_model(model: Model, pool: Pool) -> Model:
     """`model` (imported from the curated graph the pool was built on) in Meta's units.
 
     An op holds its unit for C'(node) cycles and lasts max(1, C'(node)) (their length clamp);
-    an edge's delay is C'(edge index) or 0; a spill cost is C'(spill) or 0.
+    an edge's delay is C'(edge index) or 0; a spill cost is C'(spill) or 0, and so is the
+    hand-off of each edge leaving the node (their spill is per source node).
     """
     ops = []
     for i, op in enumerate(model.ops):
@@ -85,7 +86,9 @@ def normalized_model(model: Model, pool: Pool) -> Model:
         rows = [{u: 1 for u in units}] * cost if units else []
         ops.append(attrs.evolve(op, cycles=max(1, cost), rrt=rows,
                                 spill_cost=pool.spill.get(nid, 0)))
-    edges = [attrs.evolve(e, delay=pool.edge.get(i, 0)) for i, e in enumerate(model.edges)]
+    edges = [attrs.evolve(e, delay=pool.edge.get(i, 0),
+                          handoff=pool.spill.get(node_id(e.src), 0) if e.is_data else 0)
+             for i, e in enumerate(model.edges)]
     return check_model(model.replace(name=model.name + "-meta-units", ops=ops, edges=edges))
 
 
