@@ -56,11 +56,13 @@ def test_a_rerun_reuses_every_point_and_an_overlapping_grid_solves_only_what_is_
     assert (wider.solved, wider.reused) == (2, 2)
     assert len(stored(store)) == 6
 
-    # The Pareto front, drawn without matplotlib: every point with a schedule, labelled.
+    # The Pareto front, drawn without matplotlib: every point with a schedule, labelled (without
+    # the machine, the sweep's only one).
     svg = tmp_path / "front.svg"
-    assert ww.sweep_plot(wider, svg) == "svg"
+    assert ww.sweep_plot(wider, svg) == "written directly"
     text = svg.read_text()
-    assert text.startswith("<svg") and all(r.label in text for r in wider.rows)
+    assert text.startswith("<svg")
+    assert all(f">{r.label.removeprefix('h100 ')}</text>" in text for r in wider.rows)
 
 
 def test_a_point_its_builder_rejects_is_reported_not_solved(tmp_path):

@@ -415,7 +415,7 @@ def cmd_sweep(args) -> int:
     else:
         out.text(render.describe_sweep(result))
         if drawn:
-            out.text(f"wrote {args.plot} (the Pareto front, drawn by {drawn})")
+            out.text(f"wrote {args.plot}: the Pareto front ({drawn})")
     answered = all(r.record.get("complete") and r.status != "error" for r in result.rows)
     return EXIT_OK if answered and not result.interrupted else EXIT_LIMIT
 

@@ -526,16 +526,18 @@ def describe_sweep(sweep) -> str:
                          "-" if t.tflops is None else f"{t.tflops:.0f}",
                          str(rec.get("regs_peak", "-")), str(rec.get("smem_peak", "-"))])
         out.append(table(rows))
-        out.append("  throughput: the kernel's useful FLOPs per iteration / I, per SM (bound: "
-                   "the lower bound on I; peak: of the tensor core's rate; TFLOPS: every SM at "
-                   "that rate at the boost clock); regs, smem: held at the loop's peak, per CTA"
-                   if work else "  throughput: iterations per cycle, 1 / I (the kernel states "
-                   "no work)")
+        out.append("  FLOP/cyc: the kernel's useful FLOPs per iteration / I, per SM; bound: the "
+                   "lower bound on I;\n  peak: the share of the tensor core's rate; TFLOPS: every "
+                   "SM at that rate at the boost clock;\n  regs, smem: held at the loop's peak, "
+                   "per CTA" if work else
+                   "  iter/cyc: iterations per cycle, 1 / I (the kernel states no work)")
     for r in sweep.rows:
         if not r.throughput:
             rec = r.record
             why = rec.get("reason") or (
                 f"no schedule with at most {rec.get('stage_bound')} stages at any I"
+                + (f", costs in units of {rec['cycles_per_unit']} cycles"
+                   if rec.get("cycles_per_unit") else "")
                 if rec["status"] == "infeasible" else
                 "not answered (interrupted)" if rec["status"] == "pending" else "")
             bound = f", lower bound {rec['lower_bound']}" if rec.get("lower_bound") else ""

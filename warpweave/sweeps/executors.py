@@ -52,10 +52,12 @@ class LocalPool:
 
     def __init__(self, workers: int | None = None):
         self.workers = workers or local_workers()
-        self.where = f"{self.workers} local worker process{'es' * (self.workers != 1)}"
+        self.where = "local worker processes"
 
     def run(self, tasks: Sequence[Task]) -> Iterator[tuple[str, dict]]:
-        pool = cf.ProcessPoolExecutor(max_workers=min(self.workers, len(tasks)) or 1,
+        n = max(1, min(self.workers, len(tasks)))  # no more processes than points
+        self.where = f"{n} local worker process{'es' * (n != 1)}"
+        pool = cf.ProcessPoolExecutor(max_workers=n,
                                       mp_context=multiprocessing.get_context("spawn"),
                                       initializer=_worker_init)
         finished = False

@@ -15,10 +15,11 @@ from html import escape
 
 from warpweave.core.errors import InputError
 from warpweave.outputs import output_file, replacing, write
-from warpweave.sweeps.run import Row, Sweep
+from warpweave.sweeps.run import Sweep
 
-PANELS = (("regs_peak", "registers held at the peak (per CTA)"),
-          ("smem_peak", "shared memory at the peak (bytes per CTA)"))
+# (record field, axis label, divisor)
+PANELS = (("regs_peak", "registers held at the loop's peak (per CTA)", 1),
+          ("smem_peak", "shared memory held at the loop's peak (KiB per CTA)", 1024))
 SUFFIXES = (".svg", ".png")
 
 
@@ -34,9 +35,15 @@ def front(points: Sequence[tuple[float, float]]) -> list[int]:
     return out
 
 
-def _series(sweep: Sweep, resource: str) -> tuple[list[Row], list[tuple[float, float]]]:
+def _series(sweep: Sweep, resource: str, unit: int
+            ) -> tuple[list[str], list[tuple[float, float]]]:
+    """The labels and (resource, throughput) of the points with a schedule; a label names the
+    machine only when the sweep has more than one."""
     rows = [r for r in sweep.rows if r.throughput and r.record.get(resource) is not None]
-    return rows, [(float(r.record[resource]), r.throughput.per_cycle) for r in rows]
+    machines = {r.point.machine for r in sweep.rows}
+    labels = [r.label if len(machines) > 1 or not r.point.machine
+              else r.label.removeprefix(f"{r.point.machine} ") for r in rows]
+    return labels, [(r.record[resource] / unit, r.throughput.per_cycle) for r in rows]
 
 
 def check_path(path: str | os.PathLike) -> None:
@@ -59,9 +66,9 @@ def plot(sweep: Sweep, path: str | os.PathLike) -> str:
         matplotlib.use("Agg")
         with replacing(path, "--plot") as tmp:
             _png(sweep, tmp)
-        return "matplotlib"
+        return "drawn by matplotlib"
     write(path, svg(sweep), "--plot")
-    return "svg"
+    return "written directly"
 
 
 def _title(sweep: Sweep) -> str:
@@ -76,8 +83,8 @@ def svg(sweep: Sweep) -> str:
            'font-family="sans-serif" font-size="11">',
            f'<rect width="{width}" height="{height}" fill="white"/>',
            f'<text x="{margin}" y="22" font-size="14">{escape(_title(sweep))}</text>']
-    for k, (resource, axis) in enumerate(PANELS):
-        rows, pts = _series(sweep, resource)
+    for k, (resource, axis, unit) in enumerate(PANELS):
+        labels, pts = _series(sweep, resource, unit)
         x0, y0 = margin + k * (pw + margin), margin
         out.append(f'<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" '
                    'stroke="#999"/>')
@@ -106,14 +113,14 @@ def svg(sweep: Sweep) -> str:
         path = " ".join(f"{'M' if j == 0 else 'L'}{at(*pts[i])[0]:.1f},{at(*pts[i])[1]:.1f}"
                         for j, i in enumerate(best))
         out.append(f'<path d="{path}" fill="none" stroke="#e15759" stroke-width="1.5"/>')
-        for i, (row, p) in enumerate(zip(rows, pts, strict=True)):
+        for i, (label, p) in enumerate(zip(labels, pts, strict=True)):
             x, y = at(*p)
             on = i in best
             out.append(f'<circle cx="{x:.1f}" cy="{y:.1f}" r="{5 if on else 3.5}" '
-                       f'fill="{"#e15759" if on else "#999"}"><title>{escape(row.label)}'
+                       f'fill="{"#e15759" if on else "#999"}"><title>{escape(label)}'
                        f': {p[1]:.1f} FLOPs/cycle, {p[0]:g}</title></circle>')
             out.append(f'<text x="{x + 7:.1f}" y="{y - 5:.1f}" font-size="9" '
-                       f'fill="{"#000" if on else "#888"}">{escape(row.label)}</text>')
+                       f'fill="{"#000" if on else "#888"}">{escape(label)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
 
@@ -127,8 +134,8 @@ def _span(values: Sequence[float]) -> tuple[float, float]:
 def _png(sweep: Sweep, path: os.PathLike) -> None:
     import matplotlib.pyplot as plt
     fig, axes = plt.subplots(1, 2, figsize=(12, 4.8))
-    for ax, (resource, axis) in zip(axes, PANELS, strict=True):
-        rows, pts = _series(sweep, resource)
+    for ax, (resource, axis, unit) in zip(axes, PANELS, strict=True):
+        labels, pts = _series(sweep, resource, unit)
         ax.set_xlabel(axis)
         ax.set_ylabel("FLOPs per cycle per SM")
         if not pts:
@@ -137,8 +144,8 @@ def _png(sweep: Sweep, path: os.PathLike) -> None:
         ax.plot([pts[i][0] for i in best], [pts[i][1] for i in best], "-o", color="#e15759",
                 zorder=2)
         ax.scatter([p[0] for p in pts], [p[1] for p in pts], color="#999", s=14, zorder=1)
-        for row, (x, y) in zip(rows, pts, strict=True):
-            ax.annotate(row.label, (x, y), fontsize=7, xytext=(4, 4),
+        for label, (x, y) in zip(labels, pts, strict=True):
+            ax.annotate(label, (x, y), fontsize=7, xytext=(4, 4), rotation=25,
                         textcoords="offset points")
     fig.suptitle(_title(sweep))
     fig.tight_layout()

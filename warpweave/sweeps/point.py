@@ -74,6 +74,7 @@ def solve_point(task: Task) -> dict:
               "I": result.I, "L": result.L, "lower_bound": report["lower_bound"],
               "I_optimal": claim["I_optimal"], "proven_in": claim["proven_in"],
               "stage_bound": claim["stage_bound"],
+              "cycles_per_unit": (report.get("scale") or {}).get("cycles_per_unit"),
               "seconds": round(time.perf_counter() - started, 3), "solved_by": where(),
               "reason": None if result.exit_status in (0, 1) else
               "; ".join(report.get("notes") or []) or f"stopped: {result.status}",

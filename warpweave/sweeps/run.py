@@ -62,6 +62,7 @@ class Row:
         for name in ("regs_peak", "regs_launch", "smem_peak"):
             out[name] = r.get(name)
         out["throughput"] = self.throughput.to_dict() if self.throughput else None
+        out["solve"] = r.get("report")  # the schedule format of `solve --json`, with its proof
         return out
 
 
