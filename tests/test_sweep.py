@@ -111,6 +111,10 @@ def test_the_pareto_front_keeps_the_points_no_other_beats():
     (["--workers", "2", "--cluster", "tcp://127.0.0.1:1"], "--workers"),
     (["--plot", "front.pdf"], "--plot"),
     (["--store", "."], "--store"),
+    (["--backend", "nosuch"], "nosuch"),
+    (["--without", "nosuch"], "unknown constraint"),
+    (["--normalize", "unit=0"], "--normalize"),
+    (["--time-limit", "0"], "--time-limit"),
 ])
 def test_bad_input_is_one_line_before_any_solve(tmp_path, capsys, monkeypatch, argv, names):
     monkeypatch.chdir(tmp_path)
@@ -160,3 +164,18 @@ def test_the_command_and_the_api_have_the_same_defaults():
     for key, value in given.items():
         default = signature[key].default
         assert (tuple(default) if isinstance(default, list | tuple) else default) == value, key
+
+
+def test_a_point_stopped_at_its_time_limit_is_recorded_with_its_reason_and_bounds(tmp_path):
+    store = tmp_path / "s.db"
+    params = {"tile_m": [80], "tile_n": [128]}  # about 10 s to its answer: 1 s stops it
+    result = ww.sweep("fa-bwd", "h100", params, store=store, workers=1, time_limit=1.0)
+    (row,) = result.rows
+    r = row.record
+    assert r["status"] in ("feasible", "unknown") and not r["complete"]
+    assert "time limit of 1 s reached" in r["reason"] and r["lower_bound"] == 3200
+    assert r["limits"]["time_limit"] == 1.0
+    assert tuple(stored(store)[row.key][:2]) == (r["status"], 0)
+    # the same limit would stop it again: reused; a larger one solves it again
+    assert ww.sweep("fa-bwd", "h100", params, store=store, time_limit=1.0).reused == 1
+    assert not reusable(r, {"time_limit": 2.0})

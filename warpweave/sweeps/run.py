@@ -129,6 +129,7 @@ def run_sweep(kernel: str, machines: str | Sequence[str] | None = None,
     check_executor(cluster, workers)
     names = {a.param.name: a.name for a in grid}
     plan = [_planned(spec, point, options) for point in points(spec, chosen, grid)]
+    check_options(options, next((p.doc for p in plan if p.doc is not None), None))
     with Store(store) as db:
         stored = {k: r for k, r in db.get(p.key for p in plan if p.key).items()
                   if reusable(r, options)}
@@ -167,6 +168,31 @@ def run_sweep(kernel: str, machines: str | Sequence[str] | None = None,
                  runner.where if runner else NOWHERE, dict(options),
                  sum(1 for k in todo if k in records), interrupted,
                  time.perf_counter() - started)
+
+
+def check_options(options: Mapping[str, Any], model_doc: Mapping[str, Any] | None) -> None:
+    """The solve options, checked once by the driver before any point is solved: a bad one is
+    one input error, not a failed record for every point.  `model_doc`: a model of the sweep,
+    to check the normalization against (None: none was built)."""
+    from warpweave import defaults
+    from warpweave.core.formats import model_from_dict
+    from warpweave.core.registry import ENCODINGS, backend
+    from warpweave.core.search import check_limits, constraint_set
+    from warpweave.pipeline import normalization
+    check_limits(options.get("time_limit"), options.get("solve_limit"),
+                 options.get("max_stages"))
+    constraint_set(without=options.get("without", ()))
+    for name, choices in (("search", ("auto", "minimize", "sweep")),
+                          ("semantics", defaults.SEMANTICS_CHOICES),
+                          ("method", defaults.METHODS)):
+        if name in options and options[name] not in choices:
+            raise InputError(f"must be one of {', '.join(choices)}", ("--" + name,),
+                             options[name])
+    ENCODINGS.get(options.get("encoding", defaults.ENCODING))
+    if options.get("backend", "auto") != "auto":
+        backend(options["backend"])
+    if model_doc is not None:
+        normalization(model_from_dict(model_doc), options.get("normalize", "auto"))
 
 
 @attrs.frozen
