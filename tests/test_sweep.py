@@ -179,3 +179,18 @@ def test_a_point_stopped_at_its_time_limit_is_recorded_with_its_reason_and_bound
     # the same limit would stop it again: reused; a larger one solves it again
     assert ww.sweep("fa-bwd", "h100", params, store=store, time_limit=1.0).reused == 1
     assert not reusable(r, {"time_limit": 2.0})
+
+
+def test_points_that_build_the_same_model_are_solved_once(tmp_path):
+    # gemm's groups hold at most 240 registers: a cap of 240 or 255 changes nothing
+    result = ww.sweep("gemm", "h100", {"k_steps": [1], "max_regs": [0, 240, 255]},
+                      store=tmp_path / "s.db", workers=1)
+    assert result.solved == 1 and len({r.key for r in result.rows}) == 1
+    assert [r.record["I"] for r in result.rows] == [result.rows[0].record["I"]] * 3
+
+
+def test_warp_inventories_are_separated_by_semicolons():
+    from warpweave.sweeps.grid import parse_axes
+    spec = kernel_spec("fa3-fwd")
+    assert parse_axes(spec, ["groups=w0:1:24,wg1:4:240;w0:1:56,wg1:4:232", "tile_n=64,128"]) \
+        == {"groups": ["w0:1:24,wg1:4:240", "w0:1:56,wg1:4:232"], "tile_n": ["64", "128"]}
