@@ -146,3 +146,29 @@ def test_a_schedule_the_verifier_rejects_is_never_reported(monkeypatch):
     result = warpweave.solve(m, method="heuristic", isolate=False)
     assert result.schedule is None and result.run.exit_status == 3
     assert any("the verifier rejected heuristic's schedule" in n for n in result.run.outcome.notes)
+
+
+@pytest.mark.parametrize("method", ["lns", "gaus"])
+def test_ctrl_c_returns_the_best_schedule_so_far_with_its_bounds(method):
+    """Ctrl-C (a real SIGINT, sent when the first schedule is reported) stops the method; the
+    answer is that schedule, verified, with its lower bound and gap."""
+    import os
+    import signal
+
+    import warpweave
+    if method == "gaus":
+        pytest.importorskip("torch", reason="GauS needs PyTorch: pip install 'warpweave[gaus]'")
+    seen = []
+
+    def press_ctrl_c(x):
+        seen.append(x)
+        if len(seen) == 1:
+            os.kill(os.getpid(), signal.SIGINT)
+
+    m = scale_graph(24, 2, joint=True)
+    r = warpweave.solve(m, method=method, time_limit=120, isolate=False,
+                        improvements=press_ctrl_c)
+    assert "interrupted" in r.run.outcome.notes and len(seen) == 1
+    assert r.schedule is not None and (r.schedule.I, r.schedule.L) == (seen[0].I, seen[0].L)
+    assert verify(r.run.raw, r.schedule, semantics=r.run.semantics) == []
+    assert r.gap == (r.schedule.I - r.lower_bound) / r.lower_bound and r.lower_bound >= 1

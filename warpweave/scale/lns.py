@@ -208,38 +208,36 @@ class _Search:
             stalled = 0 if improved else stalled + 1
 
 
-def _first_schedule(model: Model, constraints: Sequence[Constraint], options: LnsOptions,
-                    time_limit: float, longer: float,
-                    max_stages: int | None) -> tuple[Schedule | None, str]:
+def _first_schedule(run: _Search, model: Model, constraints: Sequence[Constraint],
+                    options: LnsOptions, time_limit: float, longer: float,
+                    max_stages: int | None) -> None:
     """The starting point (phase 1) within `time_limit` seconds, or `longer` if nothing is found
-    by then: `heuristic`: the heuristic's schedule, else GauS's; `auto`: the heuristic's within
-    half the time, and GauS's too (when PyTorch is installed) unless the heuristic reached the
-    lower bound - the better of the two; `gaus`: GauS's."""
+    by then, each schedule offered to `run` (and so reported) as soon as it is found:
+    `heuristic`: the heuristic's schedule, else GauS's; `auto`: the heuristic's within half the
+    time, and GauS's too (when PyTorch is installed) unless the heuristic reached the lower
+    bound - the better of the two; `gaus`: GauS's."""
     from warpweave.core.heuristic import heuristic_schedule
     names = [c.name for c in constraints]
-    found: list[tuple[Schedule, str]] = []
     started = time.perf_counter()
     if options.start in ("heuristic", "auto"):
         share = time_limit / 2 if options.start == "auto" else time_limit
         h = heuristic_schedule(model, rules=names, seed=options.seed, time_limit=share,
                                max_stages=max_stages, semantics=options.semantics)
         if h.schedule is not None:
-            found.append((h.schedule, "heuristic"))
-            if options.start == "heuristic" or h.schedule.I == h.lower_bound:
-                return found[0]
+            if not run.offer(h.schedule, "start: heuristic"):
+                run.notes.append("the heuristic's schedule failed verification and was not used")
+            elif options.start == "heuristic" or h.schedule.I == h.lower_bound:
+                return
     try:
         from warpweave.scale.gaus import GausOptions, gaus_schedule
     except ImportError:  # PyTorch is not installed
-        return found[0] if found else (None, options.start)
-    left = (time_limit if found else longer) - (time.perf_counter() - started)
+        return
+    left = (time_limit if run.best else longer) - (time.perf_counter() - started)
     g = gaus_schedule(model, constraints, options=GausOptions(seed=options.seed),
                       time_limit=max(0.0, left), max_stages=max_stages,
                       semantics=options.semantics)
-    if g.schedule is not None:
-        found.append((g.schedule, "gaus"))
-    if not found:
-        return None, options.start
-    return min(found, key=lambda x: (x[0].I, x[0].L))
+    run.offer(g.schedule, "start: gaus")
+    limits.check()  # a Ctrl-C that GauS took stops LNS too, before the lower bound's search
 
 
 def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
@@ -279,15 +277,11 @@ def _phases(run: _Search, model: Model, constraints: Sequence[Constraint],
             options: LnsOptions, budget: float, start: Schedule | None,
             max_stages: int | None) -> None:
     """The four phases of the module docstring, keeping `run` up to date as they go."""
-    how = "given"
     if start is None:
-        start, how = _first_schedule(model, constraints, options, options.start_share * budget,
-                                     (1 - options.lower_share) * budget, max_stages)
-    if start is not None and not check(model, start, constraints, options.semantics):
-        run.best = start
-        run.event(f"start: {how}")
-    elif start is not None:
-        run.notes.append(f"the {how} schedule failed verification and was not used")
+        _first_schedule(run, model, constraints, options, options.start_share * budget,
+                        (1 - options.lower_share) * budget, max_stages)
+    elif not run.offer(start, "start: given"):
+        run.notes.append("the given schedule failed verification and was not used")
     if run.best is None or run.best.I > run.lower.value:
         share = min(options.lower_share * budget, max(0.0, run.left()))
         found = exact_lower_bound(model, run.binding, time_limit=share,
