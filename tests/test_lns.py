@@ -172,3 +172,11 @@ def test_ctrl_c_returns_the_best_schedule_so_far_with_its_bounds(method):
     assert r.schedule is not None and (r.schedule.I, r.schedule.L) == (seen[0].I, seen[0].L)
     assert verify(r.run.raw, r.schedule, semantics=r.run.semantics) == []
     assert r.gap == (r.schedule.I - r.lower_bound) / r.lower_bound and r.lower_bound >= 1
+
+
+def test_gaus_without_pytorch_is_one_line_naming_the_extra(monkeypatch, capsys):
+    import sys
+    monkeypatch.setitem(sys.modules, "torch", None)  # `import torch` raises ImportError
+    assert main(["solve", "fa-simplified", "--method", "gaus"]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and "pip install 'warpweave[gaus]'" in err[0] and "--method" in err[0]

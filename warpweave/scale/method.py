@@ -108,7 +108,8 @@ def _heuristic(model, constraints, time_limit, seed, max_stages, listener,
             listener(history[0])
     return ScaleResult("heuristic", model, h.schedule, h.lower_bound, h.bounds, lower.how,
                        history, h.seconds, h.why,
-                       (f"heuristic: {len(h.trials)} attempts, {h.steps} scheduling steps",))
+                       (f"heuristic: {len(h.trials)} attempt{'s' * (len(h.trials) != 1)}, "
+                        f"{h.steps} scheduling steps",))
 
 
 def to_outcome(result: ScaleResult, constraints: Sequence[Constraint], max_stages: int,
