@@ -15,10 +15,12 @@ instead of one problem per I.  Every statement stays linear because I only ever 
 copy distances (M(v) + delta*I, M(a) + i*I); the modular wrap of a reservation is a case split
 over the few wrap counts a Q of S copies allows.
 
-Capacity, with I fixed: for a unit of capacity 1 that every op holds over one run of cycles, one
-constraint per pair of ops ((x_v - x_u) mod I leaves room for both runs, with an integer wrap
-count); otherwise one-hot slot literals M(v) mod I = k.  With I variable: the pairs, with the
-wrap count split into cases; otherwise, at the start of each run, the runs that cover it.
+Capacity: for a unit of capacity 1 that ops hold one at a time over runs of cycles (an op
+may hold it over several runs), one constraint per pair of runs (their distance mod I leaves room
+for both, with an integer wrap count; with I variable the wrap count is split into cases) -
+nothing per cycle, so raw cycle counts cost no more than units.  Otherwise, with I fixed,
+one-hot slot literals M(v) mod I = k; with I variable, at the start of each run, the runs that
+cover it.
 """
 
 from __future__ import annotations
@@ -160,7 +162,7 @@ class IntegerEncoding(View):
         self.problem.add_linear([(1, self._m[v]), (-1, self._length)], "<=", -cycles)
 
     def limit_unit(self, rows: Sequence[tuple[str, int, int]], capacity: int) -> None:
-        runs = self._single_runs(rows)
+        runs = self._unit_runs(rows)
         if capacity == 1 and runs is not None:
             self._pairwise_modular(runs)
         elif self.i_var is not None:
@@ -184,34 +186,39 @@ class IntegerEncoding(View):
         return out
 
     @classmethod
-    def _single_runs(cls, rows: Sequence[tuple[str, int, int]]
-                     ) -> dict[str, tuple[int, int]] | None:
-        """op -> (first row, length) if each op holds one unit over one run of rows."""
+    def _unit_runs(cls, rows: Sequence[tuple[str, int, int]]
+                   ) -> list[tuple[str, int, int]] | None:
+        """The runs (op, first row, length) if each holds one unit (an op may hold it over
+        several runs), else None."""
         runs = cls._runs(rows)
-        if len({v for v, *_ in runs}) < len(runs) or any(n != 1 for *_, n in runs):
+        if any(n != 1 for *_, n in runs):
             return None
-        return {v: (c, length) for v, c, length, _ in runs}
+        return [(v, c, length) for v, c, length, _ in runs]
 
     def _wraps(self) -> range:
         """The wrap counts q that separate two reservations of Q (|x_v - x_u| < S*I)."""
         return range(-self.S - 1, self.S + 2)
 
-    def _pairwise_modular(self, runs: dict[str, tuple[int, int]]) -> None:
-        """Runs [x_v, x_v + n_v) on a circle of I cycles do not overlap: for every pair,
-        x_v - x_u - q*I lies in [n_u, I - n_v] for some integer q."""
+    def _pairwise_modular(self, runs: Sequence[tuple[str, int, int]]) -> None:
+        """Runs [x_v + c_v, x_v + c_v + n_v) on a circle of I cycles do not overlap: for every
+        pair, (x_v + c_v) - (x_u + c_u) - q*I lies in [n_u, I - n_v] for some integer q.  Two
+        runs of one op are a constant distance apart: with I fixed that is decided here.  Each
+        run is at most I long, so disjoint runs cover every slot at most once."""
         p = self.problem
-        names = list(runs)
-        for v in names:
-            self._at_least_i(runs[v][1])
-        for a, u in enumerate(names):
-            for v in names[a + 1:]:
-                (cu, nu), (cv, nv) = runs[u], runs[v]
+        for _, _, n in runs:
+            self._at_least_i(n)
+        for a, (u, cu, nu) in enumerate(runs):
+            for v, cv, nv in runs[a + 1:]:
                 self._at_least_i(nu + nv)
-                base = [(1, self._m[v]), (-1, self._m[u])]
+                base = [(1, self._m[v]), (-1, self._m[u])] if u != v else []
                 if self.i_var is None and nu + nv > self.I:
                     continue  # already infeasible
                 if self.i_var is None:
                     I = self.I  # noqa: E741
+                    if not base:
+                        if (cv - cu - nu) % I > I - nu - nv:
+                            p.add_clause([])
+                        continue
                     (ulo, uhi), (vlo, vhi) = self._range(u), self._range(v)
                     dmin, dmax = vlo + cv - uhi - cu, vhi + cv - ulo - cu
                     q = p.int(f"wrap[{u},{v}]", (dmin - (I - nv)) // I, -(-(dmax - nu) // I))
