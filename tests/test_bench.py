@@ -12,9 +12,10 @@ import pytest
 
 from warpweave.bench import Config, Settings, disagreements, markdown, matrix, read_results
 from warpweave.bench import configs as bench_configs
+from warpweave.bench.configs import parse_label
 from warpweave.bench.runner import _worker, run_case
 from warpweave.bench.suites import SUBTILED, Case, sample, select, single_case
-from warpweave.bench.summary import config_rows, heuristic_rows
+from warpweave.bench.summary import collapse, config_rows, heuristic_rows
 from warpweave.cli import main
 from warpweave.core.errors import InputError
 from warpweave.core.registry import KERNELS
@@ -222,7 +223,13 @@ def test_sample_spreads_evenly():
 def test_default_matrix_and_inputs():
     configs, _ = matrix(heuristic=False)
     assert configs[0] == Config(MINIMIZE_BACKEND, DEFAULT_ENCODING, "minimize")  # solve's default
-    assert len(configs) == len(set(configs)) >= 5
+    assert [c.label for c in configs[1:]] == ["yices/paper sweep normalize=auto",  # the peers
+                                              "z3/paper sweep normalize=auto"]
+    configs, _ = matrix(["cpsat"], normalizations=["off", "auto"], peers=True, heuristic=False)
+    assert [c.label for c in configs] == [
+        "cpsat/integer minimize normalize=off", "cpsat/integer minimize normalize=auto",
+        "yices/paper sweep normalize=auto", "z3/paper sweep normalize=auto"]
+    assert parse_label(configs[0].label) == configs[0]
     configs, _ = matrix(["cpsat", "heuristic"], ["compact", "integer"], heuristic=False)
     solvers = [c.label for c in configs if not c.heuristic]
     assert solvers == ["cpsat/compact sweep", "cpsat/integer minimize"]
@@ -282,3 +289,25 @@ def test_meta_hatschet_and_scaling_sections(tiny):
     rnd = [dict(r, suite="random") for r in records]
     text = markdown(header, rnd)
     assert "| 3 | 1/1, " in text   # 3 ops: decided 1 of 1 by each configuration
+
+
+def test_repeats_collapse_to_the_median_and_timeouts_count_at_the_limit(tiny):
+    """Three repeats of each configuration: the median run is reported with the range; a
+    configuration that never decides counts at the run's timeout in the median ratio; a
+    normalized answer (another scale) is compared with a raw proof in raw cycles."""
+    _, header, records, _, _ = tiny
+    base, other = records
+    runs = [dict(base, wall_seconds=t, repeat=k) for k, t in enumerate((0.3, 0.1, 0.2))]
+    slow = [dict(other, status="unknown", I_units=None, wall_seconds=60.0, repeat=k)
+            for k in range(3)]
+    merged = collapse(runs + slow)
+    assert merged[0]["wall_seconds"] == 0.2 and merged[0]["wall_runs"] == [0.1, 0.2, 0.3]
+    rows = config_rows(merged, header["configs"], base["config"], limit=60.0)
+    assert rows[1]["median_ratio"] == 60.0 / 0.2 and rows[1]["capped"] == 1
+    assert "0.20 (0.10-0.30)" in markdown(header, runs + slow)
+    units = dict(other, scale=2, I_units=1, L_units=2, lower_bound=1, I=base["I"] - 1,
+                 L=base["L"])
+    assert disagreements([base, units]) == [
+        f"kernels/fa-simplified: {other['config']} found I={base['I'] - 1} cycles but "
+        f"{base['config']} proved I={base['I']} cycles optimal"]
+    assert disagreements([base, dict(units, I=base["I"])]) == []  # scales apart in units

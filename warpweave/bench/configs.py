@@ -15,7 +15,7 @@ from collections.abc import Sequence
 import attrs
 
 from warpweave.core.errors import InputError
-from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND, SWEEP_BACKEND
+from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND
 
 HEURISTIC = "heuristic"
 HEURISTIC_MODULE = "warpweave.core.heuristic"
@@ -27,30 +27,29 @@ SUITE_DEFAULTS = {"scale": (f"{MINIMIZE_BACKEND}/{DEFAULT_ENCODING} minimize", "
                             HEURISTIC)}
 SEARCHES = ("minimize", "sweep")
 
-# The default matrix: solve's default first (the baseline), the other optimizing solvers on the
-# minimize search, then the sweep (one problem per I) with SAT, CP-SAT on both encodings and two
-# SMT solvers.
-DEFAULT_MATRIX = ((MINIMIZE_BACKEND, DEFAULT_ENCODING, "minimize"),
-                  ("highs", "integer", "minimize"), ("cbc", "integer", "minimize"),
-                  ("yices", "integer", "minimize"),
-                  (SWEEP_BACKEND, "compact", "sweep"), ("cpsat", "integer", "sweep"),
-                  ("cpsat", "compact", "sweep"), ("z3", "compact", "sweep"),
-                  ("yices", "compact", "sweep"))
+# The peers every default run includes: the Twill paper's literal encoding on yices (the
+# paper's configuration: one SMT solver, normalized costs, one problem per I) and on z3.
+PEERS = (("yices", "paper", "sweep", "auto"), ("z3", "paper", "sweep", "auto"))
+# The default matrix: solve's default first (the baseline), then the peers (and the heuristic).
+DEFAULT_MATRIX = ((MINIMIZE_BACKEND, DEFAULT_ENCODING, "minimize", None), *PEERS)
 
 
 @attrs.frozen
 class Config:
-    """A backend spec, an encoding and a search strategy; or the heuristic, LNS or GauS (no
-    encoding)."""
+    """A backend spec, an encoding and a search strategy, and the cost normalization if it is
+    not the run's; or the heuristic, LNS or GauS (no encoding)."""
 
     backend: str
     encoding: str | None = None
     search: str | None = None
+    normalize: str | None = None   # None: the run's --normalize
 
     @property
     def label(self) -> str:
-        return self.backend if self.method != "exact" else \
-            f"{self.backend}/{self.encoding} {self.search}"
+        if self.method != "exact":
+            return self.backend
+        return f"{self.backend}/{self.encoding} {self.search}" + \
+            (f" normalize={self.normalize}" if self.normalize else "")
 
     @property
     def heuristic(self) -> bool:
@@ -63,23 +62,26 @@ class Config:
 
 
 def parse_label(text: str) -> Config:
-    """The configuration a label names: `BACKEND/ENCODING SEARCH` (as reports print them; the
-    search may be left out: solve's auto), `heuristic`, `lns` or `gaus`."""
+    """The configuration a label names: `BACKEND/ENCODING [SEARCH] [normalize=HOW]` (as
+    reports print them; no search: solve's auto), `heuristic`, `lns` or `gaus`."""
     if text.strip() in (HEURISTIC, *SCALABLE):
         return Config(text.strip())
-    spec, _, search = text.strip().partition(" ")
+    spec, *rest = text.split()
+    normalize = None
+    if rest and rest[-1].startswith("normalize="):
+        normalize = rest.pop().partition("=")[2]
+    search = rest.pop(0) if rest else ""
     backend, _, encoding = spec.rpartition("/")
-    if not backend or not encoding:
-        raise InputError("a configuration is BACKEND/ENCODING [minimize|sweep], heuristic, lns "
-                         "or gaus",
-                         ("--configs",), text)
+    if not backend or not encoding or rest:
+        raise InputError("a configuration is BACKEND/ENCODING [minimize|sweep] "
+                         "[normalize=HOW], heuristic, lns or gaus", ("--configs",), text)
     from warpweave.core.registry import ENCODINGS
     ENCODINGS.get(encoding)
-    search = search.strip() or _auto(encoding)
+    search = search or _auto(encoding)
     if search not in SEARCHES or not _fits(encoding, search):
         raise InputError(f"the search must be sweep{' or minimize' * _fits(encoding, 'minimize')}"
                          f" on {encoding}", ("--configs",), text)
-    return Config(backend, encoding, search)
+    return Config(backend, encoding, search, normalize)
 
 
 def heuristic_available() -> bool:
@@ -89,15 +91,19 @@ def heuristic_available() -> bool:
 
 def matrix(backends: Sequence[str] = (), encodings: Sequence[str] = (),
            searches: Sequence[str] = (), every: bool = False, heuristic: bool = True,
-           labels: Sequence[str] = ()) -> tuple[list[Config], list[str]]:
+           labels: Sequence[str] = (), normalizations: Sequence[str] = (),
+           peers: bool = False) -> tuple[list[Config], list[str]]:
     """The configurations to run and notes on what was left out.
 
     `labels`: exactly these configurations (`parse_label`), in this order.  Nothing given:
     DEFAULT_MATRIX.  Otherwise the product of `backends` (default: solve's
     default), `encodings` (default: DEFAULT_ENCODING) and `searches` (default: minimize where the
     encoding takes I as a variable, else sweep; minimize is dropped for encodings that cannot).
-    `every`: every backend variant (`backend_specs`) on every encoding and search.  `heuristic`
-    (also given as the backend `heuristic`) adds the heuristic when it is installed.  Unknown
+    `every`: every backend variant (`backend_specs`) on every encoding and search.
+    `normalizations`: more than one crosses every solver configuration with each (raw cycles
+    and units side by side); one is the run's own.  `peers` adds PEERS (the default matrix has
+    them).  `heuristic` (also given as the backend `heuristic`) adds the heuristic when it is
+    installed.  Unknown
     encodings or searches and malformed backend specs are input errors; a backend whose solver
     is missing here is left out with a note.
     """
@@ -113,22 +119,27 @@ def matrix(backends: Sequence[str] = (), encodings: Sequence[str] = (),
     if labels:
         chosen = [parse_label(x) for x in labels]
         heuristic = heuristic or any(c.heuristic for c in chosen)
-        triples = [(c.backend, c.encoding, c.search) for c in chosen if c.method == "exact"]
+        triples = [(c.backend, c.encoding, c.search, c.normalize) for c in chosen
+                   if c.method == "exact"]
         methods = [c for c in chosen if c.backend in SCALABLE]
     elif every:
-        triples = [(b, e, s) for b in backend_specs() for e in ENCODINGS.names()
+        triples = [(b, e, s, None) for b in backend_specs() for e in ENCODINGS.names()
                    for s in SEARCHES if _fits(e, s)]
     elif backends or encodings or searches:
         heuristic = heuristic or HEURISTIC in backends
         solvers = [b for b in backends if b != HEURISTIC]
         triples = [] if backends and not solvers else [
-            (b, e, s) for b in solvers or [MINIMIZE_BACKEND] for e in encodings or
+            (b, e, s, None) for b in solvers or [MINIMIZE_BACKEND] for e in encodings or
             [DEFAULT_ENCODING] for s in searches or [_auto(e)] if _fits(e, s)]
     else:
         triples = list(DEFAULT_MATRIX)
     if not labels:
         methods = []
-    usable = {b: _unavailable(b) for b in dict.fromkeys(b for b, _, _ in triples)}
+    if len(normalizations) > 1:
+        triples = [(b, e, s, n or how) for how in normalizations for b, e, s, n in triples]
+    if peers:
+        triples += [t for t in PEERS if t not in triples]
+    usable = {b: _unavailable(b) for b in dict.fromkeys(t[0] for t in triples)}
     for b, why in usable.items():
         if why:
             notes.append(f"left out {b}: {why}")

@@ -50,7 +50,7 @@ def case_fields(case: Case, config: Config) -> dict:
     """The identifying fields every record of `case` under `config` starts with."""
     return {"type": "case", "suite": case.suite, "case": case.name, "config": config.label,
             "backend": config.backend, "encoding": config.encoding, "search": config.search,
-            "reference": dict(case.reference)}
+            "normalize": config.normalize, "reference": dict(case.reference)}
 
 
 def run_case(case: Case, config: Config, settings: Settings,
@@ -130,15 +130,17 @@ def _killed(settings: Settings, begun: float, calls: list[dict], started: bool) 
 
 
 def run_matrix(cases: Iterable[Case], configs: list[Config], settings: Settings,
-               emit: Callable[[dict], None]) -> list[dict]:
-    """Every case under every configuration, case by case (configurations compared on one case
-    run close together in time); `emit` sees each record as it is made."""
+               emit: Callable[[dict], None], repeat: int = 1) -> list[dict]:
+    """Every case under every configuration `repeat` times, case by case and the
+    configurations interleaved within each round (the ones compared on a case run close
+    together in time, under the same load); `emit` sees each record as it is made."""
     records = []
     for case in cases:
-        for config in configs:
-            record = run_case(case, config, settings)
-            emit(record)
-            records.append(record)
+        for k in range(repeat):
+            for config in configs:
+                record = {**run_case(case, config, settings), "repeat": k}
+                emit(record)
+                records.append(record)
     return records
 
 
@@ -194,7 +196,8 @@ def _solve(model: Model, config: Config, settings: Settings, progress,
                       encoding=config.encoding or "integer",
                       search=config.search or "auto", without=case_without,
                       max_stages=settings.max_stages, time_limit=settings.timeout,
-                      seed=settings.seed, normalize=settings.normalize, method=config.method)
+                      seed=settings.seed, normalize=config.normalize or settings.normalize,
+                      method=config.method)
     tick = time.perf_counter()
     run = run_solve(model, options, progress=progress)
     wall = time.perf_counter() - tick
@@ -206,8 +209,8 @@ def _solve(model: Model, config: Config, settings: Settings, progress,
             "encode_seconds": round(sum(a.encode_seconds for a in attempts), 4),
             "build_seconds": round(sum(a.build_seconds for a in attempts), 4),
             "solve_seconds": round(sum(a.solve_seconds for a in attempts), 4),
-            "calls": len(attempts), "notes": list(o.notes), "method": run.method,
-            "gap": _gap(o.schedule, o.lower_bound),
+            "calls": len(attempts), "claim": run.claim(), "notes": list(o.notes),
+            "method": run.method, "gap": _gap(o.schedule, o.lower_bound),
             "raw_lower_bound": run.raw_bounds.lower if run.raw_bounds else None}
 
 

@@ -9,6 +9,7 @@ is a bug and is listed first.
 from __future__ import annotations
 
 import math
+import statistics
 from collections.abc import Iterable, Sequence
 
 from warpweave.bench.runner import DECIDED
@@ -38,35 +39,76 @@ def geomean(values: Sequence[float]) -> float | None:
 
 
 def disagreements(records: Iterable[dict]) -> list[str]:
-    """Every contradiction between the records of one case (all in the units solved):
+    """Every contradiction between the records of one case:
 
-    two proven optima with different (I, L); an answer below a proven lower bound; a schedule
-    where another configuration proved none exists; a schedule at the proven-optimal I with a
-    shorter L than the proven-minimal one.
+    in the units solved, among records of one scale: two proven optima with different (I, L);
+    an answer below a proven lower bound; a schedule where another configuration proved none
+    exists; a schedule at the proven-optimal I with a shorter L than the proven-minimal one.
+    Across scales, in raw cycles: a valid raw schedule (a normalized answer mapped back is one)
+    with an I below one proven optimal in raw cycles.
     """
     out = []
     for (suite, case), rs in _cases(records).items():
         where = f"{suite}/{case}"
-        optimal = [r for r in rs if r.get("status") == "optimal"]
-        infeasible = [r for r in rs if r.get("status") == "infeasible"]
-        found = [r for r in rs if r.get("I_units") is not None]
-        provers = [r for r in rs if not _is_heuristic(r) and r.get("lower_bound") is not None]
-        answers = {(r["I_units"], r["L_units"]) for r in optimal}
-        if len(answers) > 1:
-            out.append(f"{where}: proven optima differ: " + ", ".join(
-                f"{r['config']} I={r['I_units']} L={r['L_units']}" for r in optimal))
-        for f in found:
-            for p in provers:
-                if f["I_units"] < p["lower_bound"] and f.get("stages", 0) <= p["max_stages"]:
-                    out.append(f"{where}: {f['config']} found I={f['I_units']} but "
-                               f"{p['config']} proved no I < {p['lower_bound']}")
-            for p in infeasible:
-                out.append(f"{where}: {f['config']} found I={f['I_units']} but {p['config']} "
-                           "proved no schedule exists")
-            for p in optimal:
-                if f["I_units"] == p["I_units"] and f["L_units"] < p["L_units"]:
-                    out.append(f"{where}: {f['config']} found L={f['L_units']} at I="
-                               f"{f['I_units']} but {p['config']} proved L >= {p['L_units']}")
+        for scale in dict.fromkeys(r.get("scale", 1) for r in rs):
+            out += _disagreements(where, [r for r in rs if r.get("scale", 1) == scale])
+        raw_optimal = [r for r in rs if r.get("status") == "optimal" and r.get("scale", 1) == 1]
+        for f in rs:
+            if f.get("I") is None or not f.get("raw_valid", True):
+                continue
+            for p in raw_optimal:
+                if f["I"] < p["I"] and -(-f["L"] // f["I"]) <= p["max_stages"]:
+                    out.append(f"{where}: {f['config']} found I={f['I']} cycles but "
+                               f"{p['config']} proved I={p['I']} cycles optimal")
+    return list(dict.fromkeys(out))
+
+
+def _disagreements(where: str, rs: list[dict]) -> list[str]:
+    """The contradictions among records of one case solved at one scale (in its units)."""
+    out = []
+    optimal = [r for r in rs if r.get("status") == "optimal"]
+    infeasible = [r for r in rs if r.get("status") == "infeasible"]
+    found = [r for r in rs if r.get("I_units") is not None]
+    provers = [r for r in rs if not _is_heuristic(r) and r.get("lower_bound") is not None]
+    answers = {(r["I_units"], r["L_units"]) for r in optimal}
+    if len(answers) > 1:
+        out.append(f"{where}: proven optima differ: " + ", ".join(
+            f"{r['config']} I={r['I_units']} L={r['L_units']}" for r in optimal))
+    for f in found:
+        for p in provers:
+            if f["I_units"] < p["lower_bound"] and f.get("stages", 0) <= p["max_stages"]:
+                out.append(f"{where}: {f['config']} found I={f['I_units']} but "
+                           f"{p['config']} proved no I < {p['lower_bound']}")
+        for p in infeasible:
+            out.append(f"{where}: {f['config']} found I={f['I_units']} but {p['config']} "
+                       "proved no schedule exists")
+        for p in optimal:
+            if f["I_units"] == p["I_units"] and f["L_units"] < p["L_units"]:
+                out.append(f"{where}: {f['config']} found L={f['L_units']} at I="
+                           f"{f['I_units']} but {p['config']} proved L >= {p['L_units']}")
+    return out
+
+
+def collapse(records: Sequence[dict]) -> list[dict]:
+    """One record per case and configuration: of several repeats, the one with the median wall
+    time (of an even number, the lower middle one), with `wall_runs` (every repeat's time,
+    sorted) and `repeats`; statuses that differ between repeats are kept in `statuses`."""
+    groups: dict[tuple, list[dict]] = {}
+    for r in records:
+        groups.setdefault((r["suite"], r["case"], r["config"]), []).append(r)
+    out = []
+    for rs in groups.values():
+        if len(rs) == 1:
+            out.append(rs[0])
+            continue
+        ranked = sorted(rs, key=lambda r: r.get("wall_seconds", math.inf))
+        median = ranked[(len(ranked) - 1) // 2]
+        walls = [r["wall_seconds"] for r in ranked if "wall_seconds" in r]
+        extra = {"wall_runs": walls, "repeats": len(rs)}
+        statuses = [r.get("status") for r in rs]
+        if len(set(statuses)) > 1:
+            extra["statuses"] = statuses
+        out.append({**median, **extra})
     return out
 
 
@@ -91,19 +133,29 @@ def comparable(r: dict) -> bool:
     return r.get("status") in DECIDED or (_is_heuristic(r) and r.get("I") is not None)
 
 
-def config_rows(records: Sequence[dict], configs: Sequence[str], baseline: str) -> list[dict]:
+def config_rows(records: Sequence[dict], configs: Sequence[str], baseline: str,
+                limit: float | None = None) -> list[dict]:
     """Per configuration: counts by status, wall time relative to `baseline` (geometric mean
-    over the cases where both are `comparable`), and the share of time spent building models."""
+    over the cases where both are `comparable`), the median of the same ratio over every case
+    the baseline decided with a configuration that decided nothing counted at `limit` (the
+    run's timeout; `capped`: how many were), and the share of time spent building models."""
     by_case = _cases(records)
     rows = []
     for label in configs:
         mine = [r for r in records if r["config"] == label]
-        ratios = []
+        ratios, at_limit, capped = [], [], 0
         for rs in by_case.values():
             a = next((r for r in rs if r["config"] == label), None)
             b = next((r for r in rs if r["config"] == baseline), None)
-            if a and b and comparable(a) and b.get("status") in DECIDED:
-                ratios.append(max(a["wall_seconds"], 1e-3) / max(b["wall_seconds"], 1e-3))
+            if not (a and b and b.get("status") in DECIDED):
+                continue
+            base = max(b["wall_seconds"], 1e-3)
+            if comparable(a):
+                ratios.append(max(a["wall_seconds"], 1e-3) / base)
+                at_limit.append(ratios[-1])
+            elif limit is not None and a.get("status") != "error":
+                at_limit.append(max(limit, a.get("wall_seconds", 0.0)) / base)
+                capped += 1
         timed = [r for r in mine if "build_seconds" in r]  # solver runs that returned
         wall = sum(r.get("wall_seconds", 0.0) for r in mine)
         spent = sum(r["wall_seconds"] for r in timed)
@@ -111,6 +163,8 @@ def config_rows(records: Sequence[dict], configs: Sequence[str], baseline: str) 
         rows.append({"config": label, "cases": len(mine),
                      **{s: sum(r.get("status") == s for r in mine) for s in STATUSES},
                      "ratio": geomean(ratios), "ratio_cases": len(ratios),
+                     "median_ratio": statistics.median(at_limit) if at_limit else None,
+                     "median_cases": len(at_limit), "capped": capped,
                      "wall_seconds": wall,
                      "build_share": build / spent if spent else None})
     return rows
@@ -147,8 +201,11 @@ def cell(r: dict | None) -> str:
     if r is None:
         return ""
     status, t = r.get("status"), _secs(r.get("wall_seconds"))
-    if status == "optimal":
-        return f"{r['I_units']}/{r['L_units']} ✓ {t}"
+    if len(r.get("wall_runs", ())) > 1:
+        t += f" ({_secs(r['wall_runs'][0])}-{_secs(r['wall_runs'][-1])})"
+    if status == "optimal":  # proven in the units solved: in raw cycles only at scale 1
+        units = "" if r.get("scale", 1) == 1 else " in units"
+        return f"{r['I_units']}/{r['L_units']} ✓{units} {t}"
     if status == "infeasible":
         return f"none ✓ {t}"
     if status == "feasible":
@@ -180,7 +237,7 @@ def case_table(records: Sequence[dict], configs: Sequence[str]) -> str:
             min((r for r in rs if r.get("I") is not None), key=lambda r: r["I"], default=None)
         raw = "-" if best is None else f"{best['I']}" + ("" if best["status"] == "optimal"
                                                           else " (not proven)")
-        scale = next((r["scale"] for r in rs if "scale" in r), None)
+        scale = ", ".join(str(x) for x in dict.fromkeys(r["scale"] for r in rs if "scale" in r))
         mine = {r["config"]: r for r in rs}
         rows.append([f"{suite}/{case}", first.get("ops", "-"), scale or "-", raw,
                      *(cell(mine.get(c)) for c in configs), _reference(first["reference"])])
@@ -308,14 +365,18 @@ def scale_section(records: Sequence[dict], configs: Sequence[str]) -> list[str]:
 def markdown(header: dict, records: Sequence[dict]) -> str:
     """The whole report of a run."""
     configs, baseline = header["configs"], header["baseline"]
+    bad, issues = disagreements(records), problems(records)  # over every repeat
+    records = collapse(records)
+    repeats = max((r.get("repeats", 1) for r in records), default=1)
     out = [f"# warpweave bench: {', '.join(header['targets'])}", "",
            f"{header['cpus']} CPUs, load average {header['load_before']} at the start, "
            f"{header.get('load_after', '?')} at the end; "
            f"warpweave {header['warpweave']}, Python {header['python']}; timeout "
            f"{header['timeout']} s per case (killed {header['grace']:.0f} s later), "
-           f"normalize {header['normalize']}; {header['started']}."]
+           f"normalize {header['normalize']}"
+           f"{f', {repeats} repeats (the median shown, the range after it)' * (repeats > 1)}; "
+           f"{header['started']}."]
     out += [f"Note: {n}" for n in header.get("notes", [])]
-    bad = disagreements(records)
     out += ["", "## Agreement", ""]
     if bad:
         out += [f"- **DISAGREEMENT (a bug)**: {x}" for x in bad]
@@ -324,10 +385,9 @@ def markdown(header: dict, records: Sequence[dict]) -> str:
                                                              for r in rs))
         out.append(f"No disagreement: every proven answer, lower bound and schedule is "
                    f"consistent across configurations ({n} case{'s' * (n != 1)} with a proof).")
-    issues = problems(records)
     if issues:
         out += ["", "## Errors and raw-cycle violations", ""] + [f"- {x}" for x in issues]
-    out += config_section(records, configs, baseline)
+    out += config_section(records, configs, baseline, header.get("timeout"))
     out += heuristic_section(records)
     out += meta_section(records, baseline)
     out += hatschet_section(records)
@@ -341,21 +401,27 @@ def markdown(header: dict, records: Sequence[dict]) -> str:
     return "\n".join(out) + "\n"
 
 
-def config_section(records: Sequence[dict], configs: Sequence[str], baseline: str) -> list[str]:
+def config_section(records: Sequence[dict], configs: Sequence[str], baseline: str,
+                   limit: float | None = None) -> list[str]:
     """Counts by status and time relative to the baseline, per configuration."""
     rows = [[r["config"], r["cases"], r["optimal"], r["infeasible"],
              r["feasible"] + r["unknown"], r["timeout"], r["error"],
              "-" if r["ratio"] is None else f"{r['ratio']:.2f} ({r['ratio_cases']})",
+             "-" if r["median_ratio"] is None else
+             f"{r['median_ratio']:.1f} ({r['median_cases']}, {r['capped']} at limit)",
              _secs(r["wall_seconds"]),
              "-" if r["build_share"] is None else f"{100 * r['build_share']:.0f}%"]
             for r in config_rows(records, configs, baseline)]
     return ["", f"## Configurations (time relative to {baseline}, same run)", "",
             "Ratio: geometric mean of wall time / baseline wall time over the cases both "
             "decided (heuristic: where it found a schedule and the baseline decided); < 1 is "
-            "faster. Build: share of wall time spent encoding and translating the model (runs "
-            "that returned).", "",
+            "faster. Median at limit: the median of the same ratio over every case the "
+            "baseline decided, a configuration that decided nothing counted at the timeout "
+            "(a lower bound on its time). Build: share of wall time spent encoding and "
+            "translating the model (runs that returned).", "",
             _table(["config", "cases", "optimal", "infeasible", "limit / no proof", "killed",
-                    "error", "time ratio (cases)", "total s", "build"], rows)]
+                    "error", "time ratio (cases)", "median at limit (cases)", "total s",
+                    "build"], rows)]
 
 
 def heuristic_section(records: Sequence[dict]) -> list[str]:

@@ -65,7 +65,7 @@ def progress(args) -> Progress:
 # The numbers of the command line that argparse only checks to be numbers: seconds must be
 # > 0 (0 is not "no limit"), counts >= 1 (0 is not "the default").
 SECONDS = ("time_limit", "solve_limit", "timeout")
-COUNTS = ("max_stages", "budget", "oracle_budget", "limit", "workers")
+COUNTS = ("max_stages", "budget", "oracle_budget", "limit", "workers", "repeat")
 
 
 def check_arguments(args) -> None:
@@ -442,6 +442,7 @@ def cmd_bench(args) -> int:
         select,
     )
     from warpweave.bench.configs import SUITE_DEFAULTS
+    from warpweave.defaults import NORMALIZE
     from warpweave.pipeline import normalization
     for dest in ("out", "markdown"):  # before the run, not after it
         if getattr(args, dest):
@@ -454,22 +455,26 @@ def cmd_bench(args) -> int:
         if not (labels or args.backends or args.encodings or args.searches or args.all) and \
                 all(t in SUITE_DEFAULTS for t in targets):
             labels = list(dict.fromkeys(x for t in targets for x in SUITE_DEFAULTS[t]))
+        normalizations = _items([args.normalize]) or [NORMALIZE]
         configs, notes = matrix(_items(args.backends), _items(args.encodings),
-                                _items(args.searches), args.all, not args.no_heuristic, labels)
+                                _items(args.searches), args.all, not args.no_heuristic, labels,
+                                normalizations, args.peers)
         cases = select(targets, Path(args.data) if args.data else None, args.limit)
         if cases:  # a bad --normalize is one input error here, not one per case
-            normalization(cases[0].load(), args.normalize)
-        settings = Settings(timeout=args.timeout, normalize=args.normalize,
+            for how in {*normalizations, *(c.normalize for c in configs if c.normalize)}:
+                normalization(cases[0].load(), how)
+        settings = Settings(timeout=args.timeout, normalize=normalizations[0],
                             max_stages=args.max_stages, seed=args.seed)
         header = run_header(targets, configs, settings, notes)
         for note in notes:
             print(f"warpweave bench: {note}", file=sys.stderr)
-        print(f"warpweave bench: {len(cases)} cases x {len(configs)} configurations, "
-              f"timeout {args.timeout:g} s", file=sys.stderr)
+        print(f"warpweave bench: {len(cases)} cases x {len(configs)} configurations"
+              f"{f' x {args.repeat} repeats' * (args.repeat > 1)}, timeout {args.timeout:g} s",
+              file=sys.stderr)
         writer = Writer(args.out)
         writer.write(header)
         records: list[dict] = []
-        total = len(cases) * len(configs)
+        total = len(cases) * len(configs) * args.repeat
 
         def emit(record: dict) -> None:
             records.append(record)
@@ -479,7 +484,7 @@ def cmd_bench(args) -> int:
                       flush=True)
 
         try:
-            run_matrix(cases, configs, settings, emit)
+            run_matrix(cases, configs, settings, emit, args.repeat)
         finally:
             header.update(writer.close(), type="run")
     text = markdown(header, records)

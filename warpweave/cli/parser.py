@@ -369,8 +369,15 @@ def build_parser() -> argparse.ArgumentParser:
              json_help="print the records as JSON instead of the markdown report")
     p.add_argument("targets", nargs="*", metavar="SUITE", help="suites, model files or kernels "
                    "(default: kernels)")
-    p.add_argument("--suite", action="append", default=[], metavar="NAME",
-                   help="a suite to run (repeatable; the same as naming it as a target)")
+    p.add_argument("--suite", action="append", default=[], metavar="NAME,...",
+                   help="suites (or model files, kernels) to run, comma-separated or repeated: "
+                   "the same as naming them as SUITE")
+    p.add_argument("--repeat", type=int, default=1, metavar="N",
+                   help="run each case under each configuration N times, the configurations "
+                   "interleaved; the report shows the median and the range (default 1)")
+    p.add_argument("--peers", action="store_true", help="add the peers (the paper's encoding "
+                   "on yices and z3, normalized) to the configurations given (the default "
+                   "matrix has them)")
     p.add_argument("--backends", action="append", default=[], metavar="SPEC,...",
                    help="backend specs (comma-separated or repeated; `heuristic` is one too); "
                    "default: a matrix of cpsat, highs, cbc, yices, sat and z3 configurations")
@@ -395,8 +402,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--report", metavar="FILE", help="run nothing: the report of a results file")
     p.add_argument("--data", metavar="DIR", help="the benchmarks directory (default: the one "
                    "beside the package)")
-    p.add_argument("--normalize", default=defaults.NORMALIZE, metavar="HOW",
-                   help="cost normalization, as for solve (default auto)")
+    p.add_argument("--normalize", default=defaults.NORMALIZE, metavar="HOW,...",
+                   help="cost normalization, as for solve (default "
+                   f"{defaults.NORMALIZE}); several (e.g. off,auto) run every configuration "
+                   "under each, side by side")
     p.add_argument("--max-stages", type=int, help="stage bound, as for solve")
     p.add_argument("--seed", type=int, default=defaults.SEED, help="solver and heuristic seed "
                    f"(default {defaults.SEED})")
