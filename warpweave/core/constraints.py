@@ -57,6 +57,11 @@ class VariableView(Protocol):
         """Copy i of v does not issue while copy i-k of o occupies its first `occupancy` cycles:
         not 0 <= M(v) - M(o) + k*I < occupancy, unless one of `unless` is true."""
 
+    def forbid_overlaps(self, v: str, o: str, occupancy: int,
+                        unless: Sequence[Lit] = ()) -> None:
+        """`forbid_overlap` at every copy distance of `overlap_distances` (but copy 0 of v
+        itself): no copy of v issues while a copy of o occupies its first `occupancy` cycles."""
+
     def overlap_distances(self, occupancy: int) -> range:
         """The copy distances k that `forbid_overlap` must cover for an op occupying its group
         `occupancy` cycles: those of Q_S (|k| < S) for "paper-q"; every k the start windows
@@ -275,7 +280,5 @@ class Concurrency(_Builtin):
                 continue
             for other in model.ops:
                 occ = 1 if other.is_async else other.cycles
-                for k in view.overlap_distances(occ):  # k = copy of v minus copy of other
-                    if other.name != v or k != 0:
-                        view.forbid_overlap(v, other.name, k, occ, unless=[
-                            neg(trigger), neg(view.same_group(v, other.name))])
+                view.forbid_overlaps(v, other.name, occ, unless=[
+                    neg(trigger), neg(view.same_group(v, other.name))])

@@ -143,6 +143,29 @@ class IntegerEncoding(View):
             return
         self._outside(*self._diff(v, o, k), 0, occupancy, unless)
 
+    def forbid_overlaps(self, v: str, o: str, occupancy: int,
+                        unless: Sequence[LitOrConst] = ()) -> None:
+        """With I fixed, for the loop (every copy distance): M(v) - M(o) mod I lies outside
+        [0, occupancy), stated with one integer wrap count q, M(v) - M(o) - q*I in
+        [occupancy, I - 1], instead of a case split per distance."""
+        if self.i_var is not None or self.semantics != "loop" or v == o:
+            return super().forbid_overlaps(v, o, occupancy, unless)
+        I = self.I  # noqa: E741
+        (vlo, vhi), (olo, ohi) = self._range(v), self._range(o)
+        dmin, dmax = vlo - ohi, vhi - olo
+        if not any(dmin < -k * I + occupancy and -k * I <= dmax
+                   for k in self.overlap_distances(occupancy)):
+            return  # the windows already keep every copy apart
+        guard = self._guard(unless)
+        lo, hi = -((I - 1 - dmin) // I), (dmax - occupancy) // I
+        if occupancy >= I or lo > hi:  # every difference the windows allow overlaps a copy
+            self.problem.add_clause([neg(guard)])
+            return
+        q = self.problem.int(f"apart[{v},{o}]", lo, hi)
+        diff = [(1, self._m[v]), (-1, self._m[o]), (-I, q)]
+        self.problem.add_implies(guard, diff, ">=", occupancy)
+        self.problem.add_implies(guard, diff, "<=", I - 1)
+
     def _forbid(self, v: str, o: str, lo: int, hi: int, unless: Sequence[LitOrConst]) -> None:
         (vlo, vhi), (olo, ohi) = self._range(v), self._range(o)
         if vhi - olo < lo or vlo - ohi >= hi:
@@ -327,6 +350,9 @@ class IntegerEncoding(View):
 
     def live_when(self, x: Lifetime, point: tuple[str, int] | None) -> LitOrConst:
         return self.live_at_issue(x, point)
+
+    def issuer(self, point: tuple[str, int] | None) -> str | None:
+        return None if point is None else point[0]
 
     # -- vocabulary for plugins (I fixed)
     def issued_by(self, v: str, i: int, t: int) -> LitOrConst:

@@ -136,6 +136,12 @@ class View:
         elif lo <= 0 < hi:
             self.problem.add_clause(list(unless))
 
+    def forbid_overlaps(self, v: str, o: str, occupancy: int,
+                        unless: Sequence[LitOrConst] = ()) -> None:
+        for k in self.overlap_distances(occupancy):  # k = copy of v minus copy of o
+            if o != v or k != 0:
+                self.forbid_overlap(v, o, k, occupancy, unless)
+
     def smallest_interval(self) -> int:
         """The least I this problem admits (I itself, unless I is a variable)."""
         return self.I
@@ -195,7 +201,13 @@ class View:
 
     def limit_live(self, weights: Mapping[str, int], bound: Any,
                    group: str | None = None) -> None:
-        """One sum per program and point; a sum stated already (same terms) is not repeated."""
+        """One sum per program and point; a sum stated already (same terms) is not repeated.
+
+        For one group, at a point where an op issues (`issuer`): the live weight of a group
+        only rises where a value on it becomes live, so the group's peaks lie at t = 0 or at
+        the issue of one of its own ops.  There the sum is stated under "that op is on the
+        group", over the values on the same group as that op (`same_group`, shared by every
+        group) rather than over the values on this group (a literal per group)."""
         extra, rhs = self._bound_terms(bound)
         stated = set()
         for values in self.programs():
@@ -203,15 +215,24 @@ class View:
             if not extra and sum(w for w, _, _ in entries) <= rhs:
                 continue
             for point in self.live_points([x for _, x, _ in entries]):
+                issuer = None if group is None else self.issuer(point)
                 terms = []
                 for w, x, cond in entries:
-                    lit = self.conj([self.live_when(x, point), cond])
+                    if issuer is not None:
+                        cond = self.same_group(x.op, issuer)
+                    lit = self.implied_by([self.live_when(x, point), cond])
                     if lit is not False:
                         terms.append((w, lit))
-                key = frozenset(terms)
+                when = True if issuer is None else self.on(issuer, group)
+                key = (frozenset(terms), when)
                 if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
                     stated.add(key)
-                    self.problem.add_linear(terms + extra, "<=", rhs)
+                    self.problem.add_implies(when, terms + extra, "<=", rhs)
+
+    def issuer(self, point) -> str | None:
+        """The op that issues at `point` (one of `live_points`), or None: a point that is no
+        issue (a cycle, t = 0)."""
+        return None
 
     # -- vocabulary
     def on(self, v: str, g: str) -> BoolVar:
@@ -220,8 +241,31 @@ class View:
     def same_group(self, u: str, v: str) -> LitOrConst:
         if u == v:
             return True
-        return self.disj([self.conj([self.on(u, g.name), self.on(v, g.name)])
-                          for g in self.model.machine.warp_groups])
+        key = ("same", frozenset((u, v)))
+        if key not in self._aux:  # each op is on exactly one group: two clauses per group
+            s = self.problem.bool(f"same[{u},{v}]")
+            for g in self.model.machine.warp_groups:
+                on_u, on_v = self.on(u, g.name), self.on(v, g.name)
+                self.problem.add_clause([~on_u, ~on_v, s])
+                self.problem.add_clause([~s, ~on_u, on_v])
+            self._aux[key] = s
+        return self._aux[key]
+
+    def implied_by(self, lits: Sequence[LitOrConst]) -> LitOrConst:
+        """A literal that is true when every one of `lits` is (constants folded; cached): the
+        one direction of `conj` that a term of a sum bounded from above needs (the solver may
+        set it true otherwise, which only makes the sum larger)."""
+        if any(x is False for x in lits):
+            return False
+        xs = tuple(dict.fromkeys(x for x in lits if x is not True))
+        if len(xs) <= 1:
+            return xs[0] if xs else True
+        key = ("implied", frozenset(xs))
+        if key not in self._aux:
+            a = self.problem.bool(f"implied{len(self._aux)}")
+            self.problem.add_clause([a, *(neg(x) for x in xs)])
+            self._aux[key] = a
+        return self._aux[key]
 
     def conj(self, lits: Sequence[LitOrConst]) -> LitOrConst:
         """A literal equal to the conjunction (constants folded; cached)."""
