@@ -464,8 +464,8 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
     if first <= s_max:
         S = _first_stage(b.min_length, b.lower, s_max, "probe", record)
         status, schedule = ask(b.lower, S, cons, "probe", b.min_length)
-        if schedule is not None:
-            found.optimal, found.lower = True, b.lower
+        if schedule is not None:  # its L is minimal only if the solve was
+            found.optimal, found.lower = status == "optimal", b.lower
             return
     proven = True
     floor = None  # smallest I not ruled out at the stage counts not decided
