@@ -13,8 +13,10 @@ from warpweave.cli import main
 from warpweave.core.constraints import Capacity
 from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
+from warpweave.core.heuristic import heuristic_schedule
 from warpweave.core.oracle import Oracle, OracleBudget
 from warpweave.core.registry import ENCODINGS
+from warpweave.core.schedule import Schedule
 from warpweave.core.search import SOLVING, SearchBug, constraint_set, search
 from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding
@@ -355,6 +357,8 @@ def test_solve_stopped_by_a_limit_or_ctrl_c_exits_3_with_what_it_knows(capsys, m
                 raise KeyboardInterrupt
 
     monkeypatch.setattr("warpweave.cli.commands.Progress", CtrlCAfterFirst)
+    # without the heuristic's upper bound (it finds I=1 and the search starts there)
+    monkeypatch.setattr("warpweave.pipeline.heuristic_bound", lambda *args: None)
     assert main(["solve", path, "--json"]) == 3
     printed = json.loads(capsys.readouterr().out)
     assert (printed["I"], printed["L"], printed["optimal"], printed["status"]) == \
@@ -387,6 +391,22 @@ def test_minimize_agrees_with_sweep(data):
     if sweep.schedule is not None:
         assert (sweep.schedule.I, sweep.schedule.L) == (mini.schedule.I, mini.schedule.L)
         assert verify(m, mini.schedule) == []
+    # started from the heuristic's schedule (the upper bound solve gives it): the same answer
+    upper = heuristic_schedule(m, max_stages=3, seed=0).schedule
+    if upper is not None:
+        bounded = search(m, backend="cpsat", encoding="integer", strategy="minimize",
+                         max_stages=3, isolate=False, upper=upper)
+        assert bounded.status == sweep.status == "optimal"
+        assert (bounded.schedule.I, bounded.schedule.L) == (sweep.schedule.I, sweep.schedule.L)
+
+
+def test_an_upper_bound_that_breaks_a_rule_is_not_used(fa_model):
+    bad = Schedule(fa_model.name, 1, 1, {op.name: 0 for op in fa_model.ops},
+                   {op.name: fa_model.machine.warp_groups[0].name for op in fa_model.ops})
+    out = search(fa_model, backend="cpsat", encoding="integer", strategy="minimize",
+                 upper=bad, isolate=False)
+    assert out.optimal and (out.schedule.I, out.schedule.L) == (2, 4)
+    assert "the upper bound given was not used" in out.notes[0]
 
 
 def test_overlapping_ruled_out_ranges_read_as_one():

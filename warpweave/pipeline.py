@@ -35,6 +35,8 @@ SWEEP_BACKEND, MINIMIZE_BACKEND = defaults.SWEEP_BACKEND, defaults.MINIMIZE_BACK
 # Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units
 # (machines.normalize.auto_unit picks the unit that rounds the bound least).
 AUTO_THRESHOLD, RESOLUTION = 128, 64
+# The heuristic's time before a minimize search (its schedule bounds I and starts the search).
+HEURISTIC_SECONDS = 2.0
 # The lns, gaus and heuristic methods normalize only above this lower bound (cycles).
 SCALABLE_RAW_UP_TO = 512
 
@@ -195,7 +197,9 @@ def run_solve(model: Model, options: Options = Options(),
     chosen = _chosen(options, strategy, backend)
 
     def go(solved: Model, paper: bool) -> Outcome:
-        return search(solved, backend=backend, encoding=options.encoding,
+        upper = None if paper or strategy != "minimize" else \
+            heuristic_bound(solved, cons, options)
+        return search(solved, backend=backend, encoding=options.encoding, upper=upper,
                       strategy="sweep" if paper else strategy,
                       constraints=cons, max_stages=options.max_stages,
                       time_limit=options.time_limit, solve_limit=options.solve_limit,
@@ -259,6 +263,26 @@ def run_solve(model: Model, options: Options = Options(),
     solved = norm.model if norm else model
     return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison,
                known, options.semantics, method, scaled)
+
+
+def heuristic_bound(model: Model, cons: Sequence[Constraint], options: Options
+                    ) -> Schedule | None:
+    """The heuristic's schedule of `model` within HEURISTIC_SECONDS (an upper bound on I for
+    the minimize search, and its warm start), or None.  In raw cycles it runs on the model
+    normalized as `auto` would (far fewer I to try) and its answer is mapped back; the search
+    verifies it before using it."""
+    from warpweave.core.heuristic import heuristic_schedule
+    from warpweave.core.registry import CONSTRAINTS
+    names = set(CONSTRAINTS.names())
+    seconds = HEURISTIC_SECONDS
+    if limits.remaining() is not None:
+        seconds = min(seconds, 0.1 * limits.remaining())
+    norm = normalization(model, "auto")
+    found = heuristic_schedule(norm.model if norm else model, max_stages=options.max_stages,
+                               rules=[c.name for c in cons if c.name in names],
+                               seed=options.seed, time_limit=seconds,
+                               semantics=options.semantics).schedule
+    return norm.denormalize(found) if found is not None and norm is not None else found
 
 
 def _chosen(options: Options, strategy: str, backend: str) -> tuple[str, ...]:

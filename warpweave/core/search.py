@@ -266,12 +266,17 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
            paper: bool = False, tie_breakers: Sequence[str] = (), seed: int = 0,
            progress: Callable[[Attempt], None] | None = None,
            bug_dir: Path | None = None, strategy: str = "sweep",
-           isolate: bool = True, semantics: str = "loop") -> Outcome:
+           isolate: bool = True, semantics: str = "loop",
+           upper: Schedule | None = None) -> Outcome:
     """Find an optimal schedule of `model` (see the module docstring).  `strategy` is `sweep`
     (one problem per I and stage count) or `minimize` (I a variable: one problem per stage
     count; needs an encoding that takes I as a variable).  With `isolate` every solver call runs
     in a child process (hard time limits, prompt Ctrl-C, contained crashes; ~20-40 ms each).
-    `semantics`: "loop" (DESIGN section 3: every trip count) or "paper-q" (the paper's Q_S)."""
+    `semantics`: "loop" (DESIGN section 3: every trip count) or "paper-q" (the paper's Q_S).
+    `upper`: a schedule of `model` found otherwise (the heuristic's): if every constraint
+    accepts it and it has at most the stage bound's stages, the minimize search asks only for
+    I up to its I, starting from it (a warm start), and returns it if stopped before finding
+    one."""
     check_semantics(semantics)
     if strategy not in ("sweep", "minimize"):
         raise InputError("must be sweep or minimize", ("--search",), strategy)
@@ -346,7 +351,12 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
         if paper:
             _algorithm_1(b, s_max, cons, ask, record, notes, found)
         elif strategy == "minimize":
-            _minimize(b, s_max, cons, solver, limit, record, announce, found, ask)
+            if upper is not None and (upper.stages > s_max or any(
+                    c.check(model, upper, semantics=semantics) for c in cons)):
+                notes.append("the upper bound given was not used: it breaks a constraint or the "
+                             "stage bound")
+                upper = None
+            _minimize(b, s_max, cons, solver, limit, record, announce, found, ask, upper)
         else:
             _full_search(b, s_max, cons, ask, record, found)
         if found.best is not None and tie_breakers:
@@ -356,6 +366,8 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     except KeyboardInterrupt:
         interrupted = True
         notes.append("interrupted")
+    if found.best is None and upper is not None and strategy == "minimize" and not paper:
+        found.best = upper  # stopped before finding one: the schedule given, not proven
     stopped = sum(a.status == "timeout" for a in attempts)
     if stopped and not any(n.startswith("time limit") for n in notes):
         notes.append(f"{stopped} solver call(s) stopped at a time limit")
@@ -449,7 +461,7 @@ def _full_search(b: Bounds, s_max: int, cons, ask, record, found: _Found) -> Non
 
 
 def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, announce,
-              found: _Found, ask) -> None:
+              found: _Found, ask, upper: Schedule | None = None) -> None:
     """I as a variable: per stage count, minimize I then L.
 
     First a probe: the lower bound itself, at the smallest stage count that can hold the
@@ -459,7 +471,11 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
     possible, in L.  Otherwise, per stage count upward: a later stage count only has a longer
     L, so after the first answer it only has to beat I: `I <= best - 1` is asked, and
     infeasibility then proves the answer optimal for that stage count too.  Once the best I is
-    the lower bound, no later stage count can beat it and nothing is left to ask."""
+    the lower bound, no later stage count can beat it and nothing is left to ask.
+
+    With a valid schedule `upper` (at most `s_max` stages), the questions ask for I up to its
+    I from the start: the stage counts too short for the longest path at that I are answered
+    without a solver, and the one that holds `upper` starts from it."""
     first = max(1, -(-b.min_length // b.lower))
     if first <= s_max:
         S = _first_stage(b.min_length, b.lower, s_max, "probe", record)
@@ -472,7 +488,7 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
     S = 0
     while S < s_max:
         S += 1
-        top = b.i_upper if found.best is None else found.best.I - 1
+        top = (upper.I if upper else b.i_upper) if found.best is None else found.best.I - 1
         if top < b.lower:
             break
         lengths = (max(b.min_length, (S - 1) * b.lower + 1), S * top)
@@ -487,6 +503,8 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
                          interval=(b.lower, top)))
         tick = time.perf_counter()
         view = solver.view(top, S, cons, b.min_length, interval=(b.lower, top))
+        if upper is not None and found.best is None:
+            view.hint(upper)  # nothing where it does not fit
         encoded = time.perf_counter() - tick
         result, schedule = solver.solve(view, cons, limit())
         status = _status(result)
@@ -500,6 +518,9 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
             proven = False
             at = result.bound // (view.L + 1) if result.bound is not None else b.lower
             floor = at if floor is None else min(floor, at)
+    if proven and found.best is None and upper is not None:
+        raise SearchBug(f"{solver.how} showed every I up to {upper.I} infeasible at every stage "
+                        f"count, but a valid schedule has I = {upper.I} in {upper.stages}")
     if proven:
         found.optimal = found.best is not None
         found.lower = found.best.I if found.best else b.i_upper + 1
