@@ -504,8 +504,8 @@ def sweep_progress(done: int, total: int, row) -> str:
 
 
 def describe_sweep(sweep) -> str:
-    """The ranking: one row per point with a schedule, best predicted throughput first, then
-    the points without one and why."""
+    """The ranking: one row per point with a schedule, best predicted throughput first (ties:
+    fewer registers, then less shared memory), then the points without one and why."""
     machines = sorted({r.point.machine or "its own machine" for r in sweep.rows})
     done = [f"{sweep.solved} solved on {sweep.where}"] if sweep.solved else []
     done += [f"{sweep.reused} reused from {sweep.store}"] if sweep.reused else []
@@ -526,10 +526,10 @@ def describe_sweep(sweep) -> str:
                          "-" if t.tflops is None else f"{t.tflops:.0f}",
                          str(rec.get("regs_peak", "-")), str(rec.get("smem_peak", "-"))])
         out.append(table(rows))
-        out.append("  FLOP/cyc: the kernel's useful FLOPs per iteration / I, per SM; bound: the "
-                   "lower bound on I;\n  peak: the share of the tensor core's rate; TFLOPS: every "
-                   "SM at that rate at the boost clock;\n  regs, smem: held at the loop's peak, "
-                   "per CTA" if work else
+        out.append("  FLOP/cyc: the kernel's useful FLOPs per iteration / I, per SM (ties: fewer "
+                   "regs, then less smem);\n  bound: the lower bound on I; peak: the share of the "
+                   "tensor core's rate;\n  TFLOPS: every SM at that rate at the boost clock; regs, "
+                   "smem: held at the loop's peak, per CTA" if work else
                    "  iter/cyc: iterations per cycle, 1 / I (the kernel states no work)")
     for r in sweep.rows:
         if not r.throughput:

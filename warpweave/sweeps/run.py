@@ -105,12 +105,16 @@ def _throughput(spec, point: Point, record: Mapping[str, Any]) -> Throughput | N
 
 
 def rank(rows: Sequence[Row]) -> list[Row]:
-    """Rows with a schedule by predicted throughput (highest first; ties by grid order), then
-    the others in grid order."""
+    """Rows with a schedule by predicted throughput, highest first (ties: fewer registers held,
+    then less shared memory, then grid order), then the others in grid order."""
     order = {id(r): i for i, r in enumerate(rows)}
-    solved = sorted((r for r in rows if r.throughput), key=lambda r: (-r.throughput.per_cycle,
-                                                                      order[id(r)]))
-    return solved + [r for r in rows if not r.throughput]
+
+    def key(r: Row) -> tuple:
+        return (-r.throughput.per_cycle, r.record.get("regs_peak") or 0,
+                r.record.get("smem_peak") or 0, order[id(r)])
+
+    return sorted((r for r in rows if r.throughput), key=key) + \
+        [r for r in rows if not r.throughput]
 
 
 def run_sweep(kernel: str, machines: str | Sequence[str] | None = None,
