@@ -14,6 +14,8 @@ import sys
 import time
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import warpweave as ww
 from warpweave.cli import main
@@ -98,6 +100,17 @@ def test_the_pareto_front_keeps_the_points_no_other_beats():
     # (resource, throughput): less resource and more throughput are better
     points = [(10, 5.0), (20, 4.0), (20, 9.0), (30, 9.0), (5, 1.0), (40, 12.0)]
     assert front(points) == [4, 0, 2, 5]
+
+
+@given(st.lists(st.tuples(st.integers(0, 20), st.integers(0, 20)), min_size=1, max_size=12))
+def test_every_point_off_the_front_is_beaten_by_one_on_it(points):
+    on = front(points)
+
+    def beats(a, b):  # a at least as good in both, better in one
+        return a[0] <= b[0] and a[1] >= b[1] and a != b
+
+    assert not any(beats(p, points[i]) for i in on for p in points)
+    assert all(any(beats(points[i], p) or points[i] == p for i in on) for p in points)
 
 
 @pytest.mark.parametrize("argv, names", [
