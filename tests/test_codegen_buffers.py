@@ -54,10 +54,69 @@ def test_depth_is_live_copies(fa_model):
 def test_anti_dependence_sets_ring_depth():
     m, s = hopper_case()
     p = plan(m, s)
-    assert p.buffers["load"].depth == 2  # the order edge mma -> load has distance 2
+    # the slot is busy until mma (issued 2 cycles after the load) is done, 2 cycles later: 4
+    # cycles at I = 3, so 2 slots - the ring the order edge mma -> load declares (distance 2)
+    assert p.buffers["load"].depth == 2
     ch = p.channels["load"]
     assert ch.consumers == ("consumer",) and ch.lowering == "mbarrier"
     assert [r.anti for r in ch.readers] == [True]
+    # declared deeper (distance 4), the schedule still refills after 2: 2 slots, across groups
+    deep = m.replace(edges=[attrs.evolve(e, distance=4) if not e.is_data else e
+                            for e in m.edges])
+    assert verify(deep, s) == [] and plan(deep, s).buffers["load"].depth == 2
+    # in one group only the order edge keeps the refill after the read: the declared ring
+    one = Schedule.tight(deep, 3, {"load": 0, "mma": 2, "scale": 4},
+                         dict.fromkeys(HOPPER_GROUPS, "consumer"))
+    alone = check_model(deep.replace(machine=attrs.evolve(deep.machine,
+                                                          variable_latency_group=None),
+                                     ops=[attrs.evolve(op, variable_latency=False)
+                                          for op in deep.ops]))
+    assert verify(alone, one) == [] and plan(alone, one).buffers["load"].depth == 4
+
+
+def memory_case(edges: list[Edge], start: dict[str, int], capacity: int, I: int = 10,
+                footprint: dict[str, int] | None = None) -> tuple[Model, Schedule]:
+    """Ops on one group and no unit; `footprint` (in smem) for the values that have one."""
+    names = sorted(start)
+    m = check_model(Model("mem", Machine("toy", [], [Memory("smem", capacity)],
+                                         [WarpGroup("g", 4, 255)], None),
+                          [Op(v, 1, footprint={"smem": (footprint or {}).get(v, 0)})
+                           for v in names], edges))
+    s = Schedule(m.name, I, max(start.values()) + 1, start, dict.fromkeys(names, "g"))
+    assert verify(m, s) == [], verify(m, s)
+    return m, s
+
+
+def test_memory_layout_shares_places_over_time():
+    """Values never busy together share a place; a triangle of pairwise-overlapping lifetimes
+    cannot, though at no cycle are all three live: rule 5 counts 4 units, a fixed layout needs
+    5 (examples/static-layout.json is the same loop)."""
+    edges = [Edge("x", "rx", 4), Edge("y", "ry", 4), Edge("z", "rz", 6)]
+    fp = {"x": 2, "y": 2, "z": 1}
+    m, s = memory_case(edges, {"x": 0, "rx": 4, "y": 3, "ry": 7, "z": 6, "rz": 12}, 4,
+                       footprint=fp)
+    (use,) = plan(m, s).memory
+    assert (use.peak, use.allocated, use.exceeds) == (4, 5, True)
+    assert str(use) == "memory smem: plan allocates 5 > 4 (loop peak 4)"
+    # z dies before x and y meet again: one place for z and y, and 4 units in all
+    m, s = memory_case(edges[:2] + [Edge("z", "rz", 2)],
+                       {"x": 0, "rx": 4, "y": 3, "ry": 7, "z": 7, "rz": 9}, 4, footprint=fp)
+    (use,) = plan(m, s).memory
+    assert (use.peak, use.allocated, use.exceeds) == (4, 4, False)
+    assert {(p.value, p.offset) for p in use.places} == {("x", 0), ("y", 2), ("z", 0)}
+
+
+def test_memory_layout_in_place_chains_and_accumulators():
+    """An accumulator read by its own next instance keeps one place; a value its last reader
+    overwrites in place (P over S) shares that reader's place."""
+    edges = [Edge("s", "p", 1), Edge("p", "o", 1), Edge("o", "o", 1, 1)]
+    m, s = memory_case(edges, {"s": 0, "p": 3, "o": 6}, 2, I=10,
+                       footprint={"s": 1, "p": 1, "o": 1})
+    (use,) = plan(m, s).memory
+    assert {p.value for p in use.places} == {"s+p", "o"} and use.allocated == 2
+    # p is not o's in-place predecessor: o would need p's place while o of the last iteration
+    # still lives; s+p is one chain busy 0..6, and o is always busy
+    assert use.peak == 2
 
 
 def test_channels_for_every_cross_group_value():

@@ -12,7 +12,7 @@ from hypothesis import assume, example, given, settings
 from hypothesis import strategies as st
 
 from warpweave.codegen.lower import lower
-from warpweave.codegen.simulate import Simulator, simulate
+from warpweave.codegen.simulate import simulate
 from warpweave.codegen.warp_ir import WaitFull, WaitGroup
 from warpweave.core.formats import load_model, load_schedule
 
@@ -145,68 +145,6 @@ def test_missing_get_is_caught():
               lambda body: [x for x in body if not isinstance(x, WaitFull)])
     r = simulate(m, s, p, 24, jitter=0.9, seed=3)
     assert {"not-ready", "wrong-iteration"} & {x.kind for x in r.races}
-
-
-def two_loads(load_c_at: int):
-    """A producer warp with two streaming loads (real latency 3, one TMA cycle each) feeding a
-    chain of three 3-cycle MMAs at I = 10: load_b may only refill after mma1 (an order edge of
-    this iteration), load_c has no incoming edge.  Solved at zero latency, any slot of load_c up to
-    mma2's is valid; the warp issues its loads in slot order."""
-    from warpweave.core.formats import model_from_dict
-    from warpweave.core.schedule import Schedule
-    from warpweave.core.streaming import apply_streaming
-    from warpweave.core.verify import verify
-
-    load = {"cycles": 3, "rrt": [{"tma": 1}, {}, {}], "variable_latency": True, "async": True}
-    mma = {"cycles": 3, "uses": {"tc": 1}, "regs": 8, "async": True}
-    m = model_from_dict({
-        "name": "two-loads",
-        "machine": {"name": "toy", "units": {"tma": 1, "tc": 1}, "memories": {"smem": 1 << 17},
-                    "warp_groups": [{"name": "producer", "warps": 1, "reg_limit": 40},
-                                    {"name": "consumer", "warps": 4, "reg_limit": 232}],
-                    "variable_latency_group": "producer"},
-        "ops": [{"name": "load_b", **load}, {"name": "load_c", **load},
-                *({"name": f"mma{i}", **mma} for i in (1, 2, 3))],
-        "edges": [{"src": "mma1", "dst": "mma2"}, {"src": "mma2", "dst": "mma3"},
-                  {"src": "mma3", "dst": "mma1", "distance": 1},
-                  {"src": "load_c", "dst": "mma2"}, {"src": "load_b", "dst": "mma3"},
-                  {"src": "mma1", "dst": "load_b", "kind": "order"}]})
-    zero, streaming = apply_streaming(m)
-    groups = {v: "producer" if v.startswith("load") else "consumer" for v in zero.op_names}
-    s = Schedule.tight(zero, 10, {"mma1": 0, "load_b": 3, "load_c": load_c_at, "mma2": 4,
-                                  "mma3": 7}, groups)
-    assert verify(zero, s) == []
-    p = lower(zero, s, run_ahead={x.op: x.depth(s.I) for x in streaming})
-    return zero, s, p, {x.op: x.latency for x in streaming}
-
-
-def test_real_latency_load_queued_behind_a_gated_load():
-    """Slot 4 puts load_c behind load_b in the producer's stream: at zero latency that is the
-    schedule (1/10), but at the real latency load_c cannot run ahead of load_b, which waits for
-    this iteration's mma1, so each iteration takes mma1 -3-> load_b -1 (TMA)-> load_c -3-> mma2
-    -3-> mma3 -3-> mma1 = 13 cycles.  With load_c in slot 2 it runs ahead: 1/10 again."""
-    m, s, p, real = two_loads(4)
-    assert real == {"load_b": 3, "load_c": 3}
-    zero = simulate(m, s, p, 24)
-    assert zero.ok and zero.rate == Fraction(1, 10) and zero.late == 0
-    late = simulate(m, s, p, 24, real_latency=real)
-    assert late.ok and late.rate == Fraction(1, 13) and late.late > 0
-    assert "WaitFull load_c" in late.gap()
-    m, s, p, real = two_loads(2)
-    ahead = simulate(m, s, p, 24, real_latency=real)
-    assert ahead.ok and ahead.rate == Fraction(1, 10) and ahead.late == 0
-    # load_c really ran ahead, at least its latency before its slot; load_b, gated by mma1 of
-    # its own iteration, cannot
-    sim = Simulator(m, s, p, 24, real_latency=real)
-    sim.run()
-    assert sim.issued[("load_c", 12)] <= sim.planned("load_c", 12) - 3
-    assert sim.issued[("load_b", 12)] == sim.planned("load_b", 12)
-
-
-def test_real_latency_of_an_unknown_op_is_an_error():
-    m, s, p, _ = two_loads(2)
-    with pytest.raises(ValueError, match="nope"):
-        simulate(m, s, p, 24, real_latency={"nope": 3})
 
 
 def _slowest_reader_waits(p):

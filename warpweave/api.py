@@ -41,10 +41,9 @@ from warpweave.core.formats import load_model as _load_model_file
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.core.search import Attempt
-from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.outputs import file_stem, output_dir, output_file, replacing, write_into
-from warpweave.pipeline import Options, Run, load_target, report, run_solve
+from warpweave.pipeline import Options, Relaxation, Run, load_target, report, run_solve
 from warpweave.scale.result import Improvement
 
 Source = str | os.PathLike | Mapping
@@ -80,27 +79,29 @@ def _document(source: Source) -> tuple[Mapping, str | None]:
     return read_document(source), os.fspath(source)
 
 
+RELAXED_NOTE = ("this schedule was solved with streaming ops at zero latency (its `streaming` "
+                "key); it is checked on the model as given, at their real latency")
+
+
 def _with_schedule(model: Source, schedule: Source | Schedule
-                   ) -> tuple[Model, Schedule, tuple[StreamingOp, ...]]:
-    """The model a schedule is for, the schedule, and the streaming ops: a schedule document
-    solved with streaming ops at zero latency (`"streaming"` in it) is for the streaming model.
-    The document is read once (it may be standard input)."""
+                   ) -> tuple[Model, Schedule, str | None]:
+    """The model, the schedule, and a note when the document says it was solved on the
+    streaming relaxation: the schedule is read for the model as given all the same (nothing in
+    a schedule file relaxes the model).  The document is read once (it may be standard
+    input)."""
     m = load_model(model)
     if isinstance(schedule, Schedule):
-        return m, schedule, ()
+        return m, schedule, None
     doc, path = _document(schedule)
-    moved: list[StreamingOp] = []
-    if doc.get("streaming"):
-        m, moved = apply_streaming(m)
     try:
-        return m, schedule_from_dict(doc, m), tuple(moved)
+        return m, schedule_from_dict(doc, m), RELAXED_NOTE if doc.get("streaming") else None
     except InputError as exc:
         raise (exc.with_file(path) if path else exc) from None
 
 
 def load_schedule(source: Source | Schedule, model: Source) -> Schedule:
-    """A schedule of `model` from a file, a parsed document, or a `Schedule` (returned as is).
-    A schedule solved with streaming ops at zero latency is read against that model."""
+    """A schedule of `model` from a file, a parsed document, or a `Schedule` (returned as is),
+    for the model as given."""
     return _with_schedule(model, source)[1]
 
 
@@ -136,7 +137,7 @@ class Result:
 
     @property
     def model(self) -> Model:
-        """The model the schedule is for (streaming ops at zero latency, if it was solved so)."""
+        """The model as given: what the schedule is verified on."""
         return self.run.raw
 
     @property
@@ -200,8 +201,9 @@ class Result:
         return self.run.outcome.seconds
 
     @property
-    def streaming(self) -> tuple[StreamingOp, ...]:
-        return self.run.streaming
+    def relaxation(self) -> Relaxation | None:
+        """The streaming relaxation the solve used (`streaming="bound"` or `"paper"`), if any."""
+        return self.run.relaxation
 
     @property
     def exit_status(self) -> int:
@@ -233,7 +235,7 @@ def solve(model: Source, *, backend: str = _DEFAULT.backend, encoding: str = _DE
           solve_limit: float | None = _DEFAULT.solve_limit,
           paper_search: bool = _DEFAULT.paper_search,
           tie_breakers: Sequence[str] = _DEFAULT.tie_breakers, seed: int = _DEFAULT.seed,
-          streaming: bool = _DEFAULT.streaming, normalize: str = _DEFAULT.normalize,
+          streaming: str = _DEFAULT.streaming, normalize: str = _DEFAULT.normalize,
           isolate: bool = _DEFAULT.isolate, semantics: str = _DEFAULT.semantics,
           method: str = _DEFAULT.method,
           progress: Callable[[Attempt], None] | None = None,
@@ -250,22 +252,20 @@ def solve(model: Source, *, backend: str = _DEFAULT.backend, encoding: str = _DE
                       tie_breakers=tuple(tie_breakers), seed=seed, streaming=streaming,
                       normalize=normalize, isolate=isolate, semantics=semantics, method=method)
     run = run_solve(load_model(model), options, progress=progress, improvements=improvements)
-    return Result(run, ring_depths(run.raw, run.schedule, run.streaming)
-                  if run.schedule is not None else None)
+    return Result(run, ring_depths(run.raw, run.schedule)
+                  if run.schedule is not None and not run.raw_violations else None)
 
 
-def ring_depths(model: Model, schedule: Schedule,
-                streaming: Sequence[StreamingOp] = ()) -> dict[str, int]:
+def ring_depths(model: Model, schedule: Schedule) -> dict[str, int]:
     """Slots of each value's buffer, as the code generator allocates them."""
     from warpweave.codegen.buffers import plan
-    ahead = {x.op: x.depth(schedule.I) for x in streaming}
-    return {name: b.depth for name, b in plan(model, schedule, run_ahead=ahead).buffers.items()}
+    return {name: b.depth for name, b in plan(model, schedule).buffers.items()}
 
 
 def verify(model: Source, schedule: Source | Schedule, rules: Sequence[str] | None = None,
            semantics: str = defaults.SEMANTICS) -> list[Violation]:
-    """Every violated rule with its witness (an empty list: the schedule is valid).  A schedule
-    document solved with streaming ops is checked against the streaming model, as solved."""
+    """Every violated rule with its witness (an empty list: the schedule is valid), on the
+    model as given, whatever the schedule document says of how it was solved."""
     from warpweave.core.verify import verify as _verify
     m, s, _ = _with_schedule(model, schedule)
     return _verify(m, s, rules, semantics)
@@ -285,7 +285,7 @@ def sweep(kernel: str, machines: str | Sequence[str] | None = None,
           time_limit: float | None = defaults.SWEEP_TIME_LIMIT,
           solve_limit: float | None = _DEFAULT.solve_limit,
           tie_breakers: Sequence[str] = _DEFAULT.tie_breakers, seed: int = _DEFAULT.seed,
-          streaming: Any = _DEFAULT.streaming, normalize: str = _DEFAULT.normalize,
+          streaming: str = _DEFAULT.streaming, normalize: str = _DEFAULT.normalize,
           semantics: str = _DEFAULT.semantics, method: str = _DEFAULT.method,
           progress: Callable[[int, int, Any], None] | None = None) -> Any:
     """Library kernel `kernel` solved over the grid of `params` ({name: value or list of
@@ -319,10 +319,9 @@ def sweep_plot(result: Any, out: str | os.PathLike) -> str:
 @attrs.frozen
 class HeuristicRun:
     """A heuristic run mapped back to raw cycles: the result (its schedule verified there), the
-    streaming ops, the buffers, and the normalization note."""
+    buffers, and the normalization note."""
 
     result: Any                      # core.heuristic.HeuristicResult, in raw cycles
-    streaming: tuple[StreamingOp, ...]
     buffers: Mapping[str, int] | None
     note: str | None                 # how costs were normalized, if they were
 
@@ -341,28 +340,24 @@ class HeuristicRun:
                                          "assignment",
                                "max_stages": r.max_stages, "steps": r.steps, "tried": r.tried,
                                "trials": [t.to_dict() for t in r.trials], "why": r.why}}
-        if self.streaming:
-            extra["streaming"] = [x.to_dict(s.I if s else r.lower_bound) for x in self.streaming]
         return schedule_report(r.model.name, s, extra,
                                dict(self.buffers) if self.buffers is not None else None)
 
 
 def heuristic(model: Source, *, max_stages: int | None = None, budget: int = defaults.BUDGET,
-              without: Sequence[str] = (), streaming: bool = defaults.STREAMING,
-              normalize: str = defaults.NORMALIZE, time_limit: float | None = None,
-              seed: int = defaults.SEED, semantics: str = defaults.SEMANTICS) -> HeuristicRun:
+              without: Sequence[str] = (), normalize: str = defaults.NORMALIZE,
+              time_limit: float | None = None, seed: int = defaults.SEED,
+              semantics: str = defaults.SEMANTICS) -> HeuristicRun:
     """Iterative modulo scheduling with greedy warp assignment (no optimality claim), in
     normalized units when costs are large, the schedule mapped back to raw cycles and verified
-    there; the options and defaults are `warpweave heuristic`'s."""
+    there; the options and defaults are `warpweave heuristic`'s (the model as given: streaming
+    ops at their real latency)."""
     from warpweave.core.heuristic import heuristic_schedule
     from warpweave.core.registry import CONSTRAINTS
     from warpweave.core.verify import verify as _verify
     from warpweave.pipeline import normalization
 
     m = load_model(model)
-    moved: list[StreamingOp] = []
-    if streaming:
-        m, moved = apply_streaming(m)
     known = CONSTRAINTS.names()
     for name in without:
         if name not in known:
@@ -383,8 +378,7 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
         result = attrs.evolve(result, model=m, schedule=raw, bounds=b, lower_bound=b.lower,
                               why=result.why or (None if raw else "raw-cycle check failed"))
     s = result.schedule
-    return HeuristicRun(result, tuple(moved),
-                        ring_depths(m, s, moved) if s is not None else None, note)
+    return HeuristicRun(result, ring_depths(m, s) if s is not None else None, note)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -392,10 +386,12 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
 
 
 class InvalidSchedule(Exception):
-    """Code generation was given a schedule the verifier rejects (`violations`)."""
+    """Code generation was given a schedule the verifier rejects (`violations`; `note` when the
+    document says it was solved on the streaming relaxation)."""
 
-    def __init__(self, violations: Sequence[Violation]):
+    def __init__(self, violations: Sequence[Violation], note: str | None = None):
         self.violations = list(violations)
+        self.note = note
         n = len(self.violations)
         super().__init__(f"invalid schedule ({n} violation{'s' * (n != 1)}); codegen needs a "
                          "valid one")
@@ -403,27 +399,26 @@ class InvalidSchedule(Exception):
 
 @attrs.frozen
 class Lowered:
-    """A valid schedule lowered to warp programs: the model it is for (streaming ops at zero
-    latency if it was solved so), the schedule, the warp program and the streaming ops."""
+    """A valid schedule lowered to warp programs: the model (as given), the schedule and the
+    warp program."""
 
     model: Model
     schedule: Schedule
     program: Any                     # codegen.warp_ir.WarpProgram
-    streaming: tuple[StreamingOp, ...]
 
 
 def schedule_for(model: Source, schedule: Source | Schedule | None = None,
-                 **solve_options: Any) -> tuple[Model, Schedule, tuple[StreamingOp, ...]]:
+                 **solve_options: Any) -> tuple[Model, Schedule, str | None]:
     """The schedule the codegen commands work on: `schedule`, or `model` solved with
-    `solve_options`; with the model it is for and the streaming ops (how far each must run
-    ahead).  InputError when the search finds no verified schedule."""
+    `solve_options`; with the model (as given) and a note when the document says it was solved
+    on the streaming relaxation.  InputError when the search finds no verified schedule."""
     m = load_model(model)
     if schedule is None:
         res = solve(m, **solve_options)
         if res.schedule is None or res.run.raw_violations:
             raise InputError(f"the search found no verified schedule ({res.status}); give a "
                              "schedule or other solve options", value=m.name)
-        return res.model, res.schedule, res.streaming
+        return res.model, res.schedule, None
     return _with_schedule(m, schedule)
 
 
@@ -434,33 +429,30 @@ def lower(model: Source, schedule: Source | Schedule | None = None, *,
     than the plan's (an experiment: `simulate --depth`)."""
     from warpweave.codegen.lower import lower as _lower
     from warpweave.core.verify import verify as _verify
-    m, s, moved = schedule_for(model, schedule, **solve_options)
+    m, s, note = schedule_for(model, schedule, **solve_options)
     violations = _verify(m, s)
     if violations:
-        raise InvalidSchedule(violations)
+        raise InvalidSchedule(violations, note)
     for name, n in (depths or {}).items():
         if not m.has_op(name):
             raise InputError(f"unknown op {name!r}", ("--depth",), f"{name}={n}")
         if isinstance(n, bool) or not isinstance(n, int) or n < 1:
             raise InputError("a ring needs at least 1 slot", ("--depth",), f"{name}={n}")
-    ahead = {x.op: x.depth(s.I) for x in moved}
-    return Lowered(m, s, _lower(m, s, dict(depths) if depths else None, run_ahead=ahead),
-                   moved)
+    return Lowered(m, s, _lower(m, s, dict(depths) if depths else None))
 
 
 @attrs.frozen
 class Simulation:
-    """A simulation (`codegen.simulate.SimResult` as `result`) of a lowered program, with the
-    streaming ops run at their real latency (`real`, empty unless asked)."""
+    """A simulation (`codegen.simulate.SimResult` as `result`; its `passed` is the check
+    `warpweave simulate` makes) of a lowered program."""
 
     lowered: Lowered
     result: Any
-    real: Mapping[str, int]
 
 
 def simulate(model: Source, schedule: Source | Schedule | None = None, *,
              iterations: int = defaults.ITERATIONS, jitter: float = 0.0,
-             seed: int = defaults.SEED, pace: str = defaults.PACE, real_latency: bool = False,
+             seed: int = defaults.SEED, pace: str = defaults.PACE,
              depths: Mapping[str, int] | None = None, **solve_options: Any) -> Simulation:
     """Run the warp programs in the discrete-event simulator (`warpweave simulate`): deadlock,
     races, late issues and the steady-state rate against 1/I.  `jitter` is a percentage; `seed`
@@ -472,9 +464,8 @@ def simulate(model: Source, schedule: Source | Schedule | None = None, *,
                          ("--iterations",), iterations)
     if not 0 <= jitter < 100:
         raise InputError("must be in [0, 100)", ("--jitter",), jitter)
-    real = {x.op: x.latency for x in low.streaming} if real_latency else {}
     return Simulation(low, _simulate(low.model, low.schedule, low.program, iterations,
-                                     jitter / 100, seed, pace, real), real)
+                                     jitter / 100, seed, pace))
 
 
 @attrs.frozen
@@ -547,8 +538,9 @@ def draw(model: Source, schedule: Source | Schedule | None = None, *, out: str |
 
 @attrs.frozen
 class Verdict:
-    """A schedule checked against the model it is for: the violations (empty: valid), and Q's
-    stage count and horizon."""
+    """A schedule checked against the model as given: the violations (empty: valid), Q's stage
+    count and horizon, and a note when the document says it was solved on the streaming
+    relaxation."""
 
     model: Model
     schedule: Schedule
@@ -556,6 +548,7 @@ class Verdict:
     stages: int
     T: int
     semantics: str = defaults.SEMANTICS
+    note: str | None = None
 
     @property
     def valid(self) -> bool:
@@ -570,12 +563,12 @@ class Verdict:
 
 def verdict(model: Source, schedule: Source | Schedule, rules: Sequence[str] | None = None,
             semantics: str = defaults.SEMANTICS) -> Verdict:
-    """`verify` with the model it checked against (streaming applied when the schedule was
-    solved so) and Q's shape: what `warpweave verify` reports."""
+    """`verify` with Q's shape (and the note on a schedule solved on the streaming relaxation):
+    what `warpweave verify` reports."""
     from warpweave.core.schedule import straight_line
-    m, s, _ = _with_schedule(model, schedule)
+    m, s, note = _with_schedule(model, schedule)
     q = straight_line(m, s)
-    return Verdict(m, s, tuple(verify(m, s, rules, semantics)), q.S, q.T, semantics)
+    return Verdict(m, s, tuple(verify(m, s, rules, semantics)), q.S, q.T, semantics, note)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -666,7 +659,7 @@ EXPORT_FORMATS = ("lp", "mps", "smt2", "cnf", "wcnf")
 def cross_check(model: Source, *, backends: Sequence[str] = (), encodings: Sequence[str] = (),
                without: Sequence[str] = (), max_stages: int | None = None,
                time_limit: float | None = None, seed: int = defaults.SEED,
-               streaming: bool = defaults.STREAMING, normalize: str = defaults.NORMALIZE,
+               streaming: str = defaults.STREAMING, normalize: str = defaults.NORMALIZE,
                semantics: str = defaults.SEMANTICS, oracle: bool = False,
                oracle_budget: int = 200_000,
                out: str | os.PathLike | None = None,

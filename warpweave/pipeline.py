@@ -1,8 +1,16 @@
-"""The whole job of `warpweave solve`: a model (a file or a library kernel), streaming ops at zero
-latency, cost normalization when cycle counts are large, the optimal search, and the answer
-mapped back to raw cycles and verified there (DESIGN section 3, "Cost normalization").
+"""The whole job of `warpweave solve`: a model (a file or a library kernel), cost normalization
+when cycle counts are large, the optimal search, and the answer mapped back to raw cycles and
+verified there, on the model as given (DESIGN section 3, "Cost normalization").
 
-Data flows one way: model -> streaming -> normalize -> search -> denormalize -> verify (raw).
+Streaming ops (Twill paper section 5.3, `core.streaming`) are solved at their real latency
+unless `Options.streaming` asks for the zero-latency relaxation: `bound` solves the relaxation
+first and carries its proven lower bound on I into the search of the model as given (same
+normalization, same stage bound); `paper` answers with the relaxation's schedule, the paper's
+letter, checked on the model as given and labelled: optimal for the model as given only when
+it is valid there (then it is: the relaxation has every schedule of the model as given).
+
+Data flows one way: model -> normalize -> [relax streaming] -> search -> denormalize -> verify
+(raw, the model as given).
 """
 
 from __future__ import annotations
@@ -55,7 +63,7 @@ class Options:
     paper_search: bool = False
     tie_breakers: tuple[str, ...] = ()
     seed: int = defaults.SEED
-    streaming: bool = defaults.STREAMING
+    streaming: str = defaults.STREAMING  # given | bound | paper: the relaxation (module doc)
     normalize: str = defaults.NORMALIZE  # auto | off | unit=K | paper=U
     bug_dir: Path | None = None  # where a solve the verifier rejects is saved (default: .)
     isolate: bool = True      # each solver call in a child process (tests turn it off: faster)
@@ -64,16 +72,36 @@ class Options:
 
 
 @attrs.frozen
+class Relaxation:
+    """The streaming relaxation a solve used: the ops it gave zero latency (with their real
+    latency), how its answer was used (`mode`), and what its own search showed."""
+
+    mode: str                          # bound | paper
+    ops: tuple[StreamingOp, ...]
+    outcome: Outcome                   # the search on the relaxed model (normalized, if it was)
+
+    def to_dict(self) -> dict:
+        """Its fields in the `streaming` key of `solve --json` (I and the bound in the units the
+        search used, as `scale` gives them)."""
+        o = self.outcome
+        return {"mode": self.mode, "ops": [{"op": x.op, "latency": x.latency} for x in self.ops],
+                "assumed": "these ops at zero latency: their out-edges at delay 0, the op "
+                           "only as long as it holds a unit",
+                "status": o.status, "lower_bound": o.lower_bound,
+                "I": o.schedule.I if o.schedule else None, "seconds": round(o.seconds, 3)}
+
+
+@attrs.frozen
 class Run:
     """A solve: the model as given, what was solved, the search's outcome, and the raw answer."""
 
-    raw: Model                        # as given, streaming applied (what `schedule` is for)
-    model: Model                      # what the search solved (normalized, if it was)
-    streaming: tuple[StreamingOp, ...]
+    raw: Model                        # as given (what `schedule` is verified on)
+    model: Model                      # what the search solved (normalized, relaxed, if it was)
+    relaxation: Relaxation | None
     normalized: Normalized | None
     outcome: Outcome
     schedule: Schedule | None         # in raw cycles
-    raw_violations: tuple[Violation, ...]
+    raw_violations: tuple[Violation, ...]  # the schedule on the model as given, in raw cycles
     comparison: str | None = None     # Algorithm 1 against the full search
     raw_bounds: Bounds | None = None  # of `raw`, in raw cycles
     semantics: str = "loop"           # what "valid" meant (DESIGN section 3)
@@ -95,9 +123,12 @@ class Run:
         return self._raw_bounds().lower
 
     def _raw_bounds(self) -> Bounds:
-        if self.normalized is None:
+        """The bounds of the model as given (not the relaxed or normalized one searched)."""
+        if self.raw_bounds is not None:
+            return self.raw_bounds
+        if self.normalized is None and self.relaxation is None:
             return self.outcome.bounds
-        return self.raw_bounds or bounds(self.raw, set(self.outcome.constraints))
+        return bounds(self.raw, set(self.outcome.constraints))
 
     def claim(self) -> dict:
         """What was proven, stated honestly (DESIGN section 3, "Search space and optimality"):
@@ -136,8 +167,8 @@ class Run:
     @property
     def exit_status(self) -> int:
         """0 an optimal (or, with --paper-search, Algorithm 1's; with a scalable method, any)
-        verified answer, 1 none exists, 3 a limit was reached or the raw re-verification
-        failed."""
+        answer, verified on the model as given; 1 none exists; 3 a limit was reached or the
+        check on the model as given (raw cycles, real latencies) failed."""
         if self.schedule is not None and not self.raw_violations and \
                 (self.outcome.optimal or self.comparison is not None or self.method != "exact"):
             return 0
@@ -175,16 +206,19 @@ def normalization(model: Model, how: str, lower: int | None = None) -> Normalize
 def run_solve(model: Model, options: Options = Options(),
               progress: Callable[[Attempt], None] | None = None,
               extra: Sequence[Constraint] = (), improvements: Listener | None = None) -> Run:
-    """Solve `model` as `options` say; the answer is verified in raw cycles.  `extra`
-    constraints (e.g. a pinned role from `kernels.roles`) join the registered ones.
-    `options.method` picks the scheduler (`scale.method`); a scalable one reports each better
-    schedule or bound to `improvements` as it finds it.
+    """Solve `model` as `options` say; the answer is verified in raw cycles on the model as
+    given.  `extra` constraints (e.g. a pinned role from `kernels.roles`) join the registered
+    ones.  `options.method` picks the scheduler (`scale.method`); a scalable one reports each
+    better schedule or bound to `improvements` as it finds it.
 
-    `options.time_limit` bounds the whole run, not only the search: streaming, the bounds and
-    normalization check the same deadline (`warpweave.limits`), and Ctrl-C is latched for the
-    run.  Stopped before the search could start, the Run has no schedule, the bounds known on
-    the raw model, and a note saying where it stopped."""
+    `options.time_limit` bounds the whole run, not only the search: the bounds, normalization and
+    the streaming relaxation's search check the same deadline (`warpweave.limits`), and Ctrl-C is
+    latched for the run.  Stopped before the search could start, the Run has no schedule, the
+    bounds known on the raw model, and a note saying where it stopped."""
     check_limits(options.time_limit, options.solve_limit, options.max_stages)
+    if options.streaming not in defaults.STREAMING_MODES:
+        raise InputError(f"expected one of {', '.join(defaults.STREAMING_MODES)}", ("--streaming",),
+                         options.streaming)
     started = time.perf_counter()
     cons = [*constraint_set(without=options.without), *extra]
     strategy = options.search
@@ -196,25 +230,21 @@ def run_solve(model: Model, options: Options = Options(),
         backend = MINIMIZE_BACKEND if strategy == "minimize" else SWEEP_BACKEND
     chosen = _chosen(options, strategy, backend)
 
-    def go(solved: Model, paper: bool) -> Outcome:
-        upper = None if paper or strategy != "minimize" else \
-            heuristic_bound(solved, cons, options)
-        return search(solved, backend=backend, encoding=options.encoding, upper=upper,
+    def go(m: Model, paper: bool, max_stages: int | None, proven: int = 0) -> Outcome:
+        upper = None if paper or strategy != "minimize" else heuristic_bound(m, cons, options)
+        return search(m, backend=backend, encoding=options.encoding, upper=upper,
                       strategy="sweep" if paper else strategy,
-                      constraints=cons, max_stages=options.max_stages,
+                      constraints=cons, max_stages=max_stages,
                       time_limit=options.time_limit, solve_limit=options.solve_limit,
                       paper=paper, tie_breakers=options.tie_breakers, seed=options.seed,
                       progress=progress, bug_dir=options.bug_dir, isolate=options.isolate,
-                      semantics=options.semantics)
+                      semantics=options.semantics, proven=proven)
 
     with limits.within(options.time_limit), limits.latch_interrupts():
-        streaming: list[StreamingOp] = []
         known: Bounds | None = None
-        stage = "applying streaming"
+        relaxation: Relaxation | None = None
+        stage = "computing the bounds"
         try:
-            if options.streaming:
-                model, streaming = apply_streaming(model)
-            stage = "computing the bounds"
             known = bounds(model, {c.name for c in cons})
             stage = "normalizing costs"
             # The I the search can reach: at least the lower bound, and at least what holds the
@@ -229,11 +259,12 @@ def run_solve(model: Model, options: Options = Options(),
             raw = method != "exact" and options.normalize == "auto" and \
                 known.lower <= SCALABLE_RAW_UP_TO
             norm = None if raw else normalization(model, options.normalize, reach)
+            solved = norm.model if norm else model
             scaled = None
-            if method == "exact":
-                outcome = go(norm.model if norm else model, options.paper_search)
-            else:
-                scaled = run_method(norm.model if norm else model, method, cons,
+            relaxed, changed = apply_streaming(solved) \
+                if options.streaming != "given" and method == "exact" else (solved, [])
+            if method != "exact":
+                scaled = run_method(solved, method, cons,
                                     time_limit=limits.remaining(), seed=options.seed,
                                     max_stages=options.max_stages,
                                     backend=backend if options.backend != "auto" else "cpsat",
@@ -244,24 +275,40 @@ def run_solve(model: Model, options: Options = Options(),
                                      scaled.bounds.default_max_stages(), backend,
                                      options.encoding)
                 chosen = (chose,) if chose else ()
+            elif changed:
+                # One stage bound for both searches, the model as given's: the relaxation's
+                # proof then covers every case the second search would otherwise rule out.
+                s_max = options.max_stages or \
+                    bounds(solved, {c.name for c in cons}).default_max_stages()
+                stage = "solving the streaming relaxation"
+                first = go(relaxed, options.paper_search, s_max)
+                relaxation = Relaxation(options.streaming, tuple(changed), first)
+                if options.streaming == "paper":
+                    outcome, solved = first, relaxed
+                else:
+                    stage = "solving the model as given from the relaxation's bound"
+                    outcome = _carried(first, go(solved, options.paper_search, s_max,
+                                                 first.lower_bound))
+            else:
+                outcome = go(solved, options.paper_search, options.max_stages)
         except (limits.TimeUp, KeyboardInterrupt) as stop:
-            return _stopped(model, streaming, cons, known, backend, options, stop, stage,
-                            started, chosen)
+            return _stopped(model, cons, known, backend, options, stop, stage, started, chosen)
         outcome = attrs.evolve(outcome, notes=(*chosen, *outcome.notes))
         comparison = None
         if options.paper_search and outcome.schedule is not None and not limits.interrupted():
+            proven = relaxation.outcome.lower_bound \
+                if relaxation and relaxation.mode == "bound" else 0
             try:
-                comparison = _compare(outcome, go(norm.model if norm else model, False))
+                comparison = _compare(outcome, go(solved, False, outcome.max_stages, proven))
             except (limits.TimeUp, KeyboardInterrupt) as stop:  # in its bounds
                 comparison = f"the full search was stopped: {stop or 'interrupted'}"
     schedule = outcome.schedule
     violations: tuple[Violation, ...] = ()
-    if schedule is not None and norm is not None:
-        schedule = norm.denormalize(schedule)
+    if schedule is not None and (norm is not None or relaxation is not None):
+        schedule = norm.denormalize(schedule) if norm else schedule
         violations = tuple(v for c in cons
                            for v in c.check(model, schedule, semantics=options.semantics))
-    solved = norm.model if norm else model
-    return Run(model, solved, tuple(streaming), norm, outcome, schedule, violations, comparison,
+    return Run(model, solved, relaxation, norm, outcome, schedule, violations, comparison,
                known, options.semantics, method, scaled)
 
 
@@ -285,6 +332,16 @@ def heuristic_bound(model: Model, cons: Sequence[Constraint], options: Options
     return norm.denormalize(found) if found is not None and norm is not None else found
 
 
+def _carried(first: Outcome, second: Outcome) -> Outcome:
+    """The search of the model as given, with the relaxation's questions in its proof (each
+    marked as the relaxation's: what they ruled out holds for the model as given too)."""
+    mine = tuple(attrs.evolve(a, how=f"{a.how}, streaming relaxation") for a in first.attempts)
+    return attrs.evolve(second, attempts=mine + second.attempts,
+                        seconds=first.seconds + second.seconds,
+                        interrupted=first.interrupted or second.interrupted,
+                        notes=first.notes + second.notes)
+
+
 def _chosen(options: Options, strategy: str, backend: str) -> tuple[str, ...]:
     """What `auto` chose when it is not the default minimize search on CP-SAT, said aloud."""
     if options.search == "auto" and strategy == "sweep" and not options.paper_search:
@@ -296,9 +353,9 @@ def _chosen(options: Options, strategy: str, backend: str) -> tuple[str, ...]:
     return ()
 
 
-def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constraint],
-             known: Bounds | None, backend: str, options: Options, stop: BaseException,
-             stage: str, started: float, chosen: tuple[str, ...]) -> Run:
+def _stopped(model: Model, cons: Sequence[Constraint], known: Bounds | None, backend: str,
+             options: Options, stop: BaseException, stage: str, started: float,
+             chosen: tuple[str, ...]) -> Run:
     """The Run of a solve stopped (time limit or Ctrl-C) before its search could start: no
     schedule, and the bounds of the raw model - without RecMII when it was their computation
     that was stopped (ResMII and the longest path take one pass and check no deadline)."""
@@ -306,7 +363,7 @@ def _stopped(model: Model, streaming: list[StreamingOp], cons: Sequence[Constrai
     where = stage if known else f"{stage} (the lower bound is without RecMII)"
     outcome = Outcome.stopped(model, b, options.max_stages, backend, options.encoding, cons,
                               time.perf_counter() - started, stop, where, chosen)
-    return Run(model, model, tuple(streaming), None, outcome, None, (), raw_bounds=b,
+    return Run(model, model, None, None, outcome, None, (), raw_bounds=b,
                semantics=options.semantics)
 
 
@@ -344,8 +401,10 @@ def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
         extra["history"] = [x.to_dict() for x in run.scaled.history]
     if n is None:
         extra["proof"] = o.proof()
-    if run.streaming:
-        extra["streaming"] = [x.to_dict(run.raw_interval) for x in run.streaming]
+    if run.relaxation is not None:
+        extra["streaming"] = run.relaxation.to_dict()
+    if run.raw_violations:  # on the model as given, in raw cycles
+        extra["violations"] = [v.to_dict() for v in run.raw_violations]
     if n is not None:
         extra["scale"] = {**n.to_dict(), "cycles_per_unit": n.scale,
                           "I": o.schedule.I if o.schedule else None,

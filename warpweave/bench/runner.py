@@ -219,15 +219,14 @@ def _gap(units, lower: int) -> float | None:
 
 
 def _heuristic(model: Model, settings: Settings, without: tuple[str, ...] = ()) -> dict:
-    """The heuristic on the model the search would solve (streaming ops at zero latency, the
-    same normalization), its answer mapped back and verified in raw cycles."""
+    """The heuristic on the model the search solves (as given, the same normalization), its
+    answer mapped back and verified in raw cycles."""
     from warpweave.core.bounds import bounds
     from warpweave.core.heuristic import heuristic_schedule
     from warpweave.core.registry import CONSTRAINTS
-    from warpweave.core.streaming import apply_streaming
     from warpweave.pipeline import normalization
     tick = time.perf_counter()
-    raw, _ = apply_streaming(model)
+    raw = model
     norm = normalization(raw, settings.normalize)
     rules = [r for r in CONSTRAINTS.names() if r not in without]
     h = heuristic_schedule(norm.model if norm else raw, max_stages=settings.max_stages,

@@ -84,7 +84,7 @@ def search_options(args) -> dict:
                    without=tuple(args.without), max_stages=args.max_stages,
                    time_limit=args.time_limit, solve_limit=args.solve_limit,
                    tie_breakers=tuple(args.tie_break), seed=args.seed,
-                   streaming=not args.no_streaming, normalize=args.normalize,
+                   streaming=args.streaming, normalize=args.normalize,
                    semantics=args.semantics, method=args.method)
     if hasattr(args, "paper_search"):
         options["paper_search"] = args.paper_search
@@ -174,9 +174,8 @@ def cmd_solve(args) -> int:
 def cmd_heuristic(args) -> int:
     documents(args, "out")
     run = api.heuristic(target(args), max_stages=args.max_stages, budget=args.budget,
-                        without=args.without, streaming=not args.no_streaming,
-                        normalize=args.normalize, time_limit=args.time_limit, seed=args.seed,
-                        semantics=args.semantics)
+                        without=args.without, normalize=args.normalize,
+                        time_limit=args.time_limit, seed=args.seed, semantics=args.semantics)
     doc = run.to_dict()
     if args.json:
         print(dumps(doc), end="")
@@ -199,7 +198,7 @@ def cmd_crosscheck(args) -> int:
         cc = api.cross_check(target(args), backends=args.backends, encodings=args.encodings,
                             without=args.without, max_stages=args.max_stages,
                             time_limit=args.time_limit, seed=args.seed,
-                            streaming=not args.no_streaming, normalize=args.normalize,
+                            streaming=args.streaming, normalize=args.normalize,
                             semantics=args.semantics, oracle=args.oracle,
                             oracle_budget=args.oracle_budget, out=args.out,
                             progress=row)
@@ -236,6 +235,8 @@ def _codegen(args, run: Callable[..., Any]) -> Any:
         print(f"{exc}:", file=sys.stderr)
         for v in exc.violations:
             print(f"  {v}", file=sys.stderr)
+        if exc.note:
+            print(f"  note: {exc.note}", file=sys.stderr)
         return None
 
 
@@ -248,6 +249,11 @@ def cmd_emit(args) -> int:
     Output(args).report(lambda: render.emitted_dict(e), lambda: render.describe_emitted(e))
     if e.compile is not None and not e.compile.ok:
         print(e.compile.output, file=sys.stderr)
+        return EXIT_NO
+    over = e.lowered.program.plan.over_limits()
+    if over:  # DESIGN section 6: what is emitted must fit what was proven
+        print(f"FAILED: the plan exceeds {'a limit' if len(over) == 1 else 'limits'} "
+              f"({'; '.join(over)}); the files are written for inspection", file=sys.stderr)
         return EXIT_NO
     return EXIT_OK
 
@@ -267,14 +273,13 @@ def cmd_simulate(args) -> int:
     depths = _depths(args.depth)
     sim = _codegen(args, lambda m, s, **o: api.simulate(
         m, s, iterations=args.iterations, jitter=args.jitter, pace=args.pace,
-        real_latency=args.real_latency, depths=depths, **o))
+        depths=depths, **o))
     if sim is None:
         return EXIT_NO
     low, res = sim.lowered, sim.result
     Output(args).report(
-        lambda: render.simulation_dict(res, low.model, low.schedule, sim.real),
-        lambda: render.describe_simulation(res, low.model, sim.real, args.jitter, args.seed,
-                                           args.pace))
+        lambda: render.simulation_dict(res, low.model, low.schedule),
+        lambda: render.describe_simulation(res, low.model, args.jitter, args.seed, args.pace))
     return EXIT_OK if res.passed else EXIT_NO
 
 

@@ -56,8 +56,6 @@ def _shared_search() -> argparse.ArgumentParser:
                    "(default: derived from the graph, see `warpweave bounds`)")
     p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
                    help="leave a constraint out (repeatable), e.g. --without concurrency")
-    p.add_argument("--no-streaming", action="store_true", help="keep the latency of "
-                   "variable-latency ops without incoming data edges (paper section 5.3)")
     p.add_argument("--normalize", default=defaults.NORMALIZE, metavar="HOW",
                    help="cost normalization: auto (default: when the lower bound on I exceeds "
                    "128 cycles, round costs up to units of about lower/64 cycles, chosen to "
@@ -79,10 +77,23 @@ _SEMANTICS = dict(
     "fit the loop)")
 
 
+def _streaming() -> argparse.ArgumentParser:
+    """How a search treats streaming ops (solve, the codegen commands, sweep, crosscheck)."""
+    p = argparse.ArgumentParser(add_help=False)
+    p.add_argument("--streaming", choices=defaults.STREAMING_MODES, default=defaults.STREAMING,
+                   help="streaming ops (variable latency, no incoming data edge; paper section "
+                   "5.3): given (default) solves them at their real latency; bound first "
+                   "solves them at zero latency, a relaxation whose proven lower bound on I the "
+                   "search of the model as given starts from; paper answers with the "
+                   "relaxation's schedule (the paper's letter), checked on the model as given "
+                   "and labelled")
+    return p
+
+
 def _solver() -> argparse.ArgumentParser:
     """The options of the optimal search besides `_shared_search`'s (solve, the codegen
     commands without --schedule, sweep)."""
-    p = argparse.ArgumentParser(add_help=False)
+    p = argparse.ArgumentParser(add_help=False, parents=[_streaming()])
     p.add_argument("--method", default=defaults.METHOD, choices=defaults.METHODS,
                    help="exact: the optimal search; lns: large-neighbourhood search over the "
                    "exact model, from the heuristic's (or GauS's) schedule; gaus: the "
@@ -218,9 +229,6 @@ def build_parser() -> argparse.ArgumentParser:
                    help="randomize variable-latency ops by up to +-PCT percent")
     p.add_argument("--pace", choices=("schedule", "greedy"), default=defaults.PACE,
                    help="issue ops at their scheduled cycle (default) or as soon as possible")
-    p.add_argument("--real-latency", action="store_true",
-                   help="run the streaming loads (solved at zero latency) at their real latency, "
-                   "each issued as early as its stream, waits and ring slots allow")
     p.add_argument("--depth", action="append", default=[], metavar="VALUE=N",
                    help="give VALUE's ring N slots instead of the plan's (an experiment: what "
                    "a shallower or deeper ring does); repeatable")
@@ -267,13 +275,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the document here instead of printing it")
 
     p = _sub(sub, "crosscheck", "solve one model with every backend x encoding and compare",
-             "Run the optimal search (as `solve` does: streaming, normalization, raw "
+             "Run the optimal search (as `solve` does: normalization, raw "
              "re-verification) with every backend x encoding, print one row each (status, I, "
              "L, seconds, verified), and compare. On a disagreement or a failed verification, "
              "write the replayable IR of the first (I, S) question answered differently (one "
              "file per run), the model solved and the oracle's schedule there to --out. Exit 0 "
              "all agree, 1 a disagreement, 2 bad input, 3 some run hit --time-limit.",
-             parents=[_target(), _shared_search(), _progress()])
+             parents=[_target(), _shared_search(), _streaming(), _progress()])
     p.add_argument("--backends", action="append", default=[], metavar="SPECS",
                    help="comma-separated backend specs (repeatable); `all` for every variant "
                    "of `warpweave backends` (default: each available family)")

@@ -112,15 +112,15 @@ def describe_verdict(v) -> str:
     s, m = v.schedule, v.model
     if v.violations:
         return "\n".join([f"invalid: {plural(len(v.violations), 'violation')} ({m.name}, "
-                          f"I={s.I}, L={s.L})"] + [f"  {x}" for x in v.violations])
+                          f"I={s.I}, L={s.L})"] + [f"  {x}" for x in v.violations]
+                         + ([f"  note: {v.note}"] if v.note else []))
     where = "the loop, every trip count" if v.semantics == "loop" else \
         f"the paper's Q of T={v.T} cycles"
     return f"valid: {m.name}, I={s.I}, L={s.L} ({plural(v.stages, 'stage')}; on {where})"
 
 
-def schedule_lines(m: Model, s: Schedule | None, streaming, at: int,
-                   depths: Mapping[str, int]) -> list[str]:
-    """The table of start times, stages, groups and buffers, and the streaming ops."""
+def schedule_lines(m: Model, s: Schedule | None, depths: Mapping[str, int]) -> list[str]:
+    """The table of start times, stages, groups and buffers."""
     lines = []
     if s is not None:
         rows = [["op", "start", "stage", "group", "cycles", "buffer"]]
@@ -128,9 +128,29 @@ def schedule_lines(m: Model, s: Schedule | None, streaming, at: int,
             rows.append([op.name, str(s.start[op.name]), str(s.stage(op.name)),
                          s.group[op.name], str(op.cycles), str(depths.get(op.name, "-"))])
         lines.append(table(rows))
-    for x in streaming:
-        lines.append(f"  streaming: {x.op} (latency {x.latency} -> 0), runs "
-                     f"{x.depth(at)} iteration(s) ahead")
+    return lines
+
+
+def relaxation_lines(run) -> list[str]:
+    """What the streaming relaxation assumed and how its answer was used."""
+    r = run.relaxation
+    if r is None:
+        return []
+    unit = f" units of {run.normalized.scale} cycles" if run.normalized else ""
+    o = r.outcome
+    ops = ", ".join(f"{x.op} latency {x.latency} -> 0" for x in r.ops)
+    found = f"I = {o.schedule.I}{unit}" if o.schedule else "no schedule"
+    lines = [f"  streaming relaxation ({r.mode}): {ops}; it found {found} "
+             f"({o.status}; no I < {o.lower_bound})"]
+    if r.mode == "bound":
+        lines.append("  the answer is for the model as given, searched from that bound (the "
+                     "relaxation has every schedule the model as given has)")
+    elif run.raw_violations:
+        lines.append("  the answer is the relaxation's: NOT valid for the model as given "
+                     f"({len(run.raw_violations)} violation(s) below), so not optimal for it")
+    elif run.schedule is not None:
+        lines.append("  the relaxation's answer is valid for the model as given, so optimal "
+                     "there too")
     return lines
 
 
@@ -154,7 +174,9 @@ def describe_result(result) -> str:
         status = f"optimal in {claim['proven_in']}"
     semantics = "" if run.semantics == "loop" else \
         " (semantics paper-q: limits checked on the paper's Q only, not on the loop)"
-    lines = [f"{m.name}: {status}{semantics}"]
+    paper = run.relaxation is not None and run.relaxation.mode == "paper"
+    of = " for the streaming relaxation" if paper and run.raw_violations else ""
+    lines = [f"{m.name}: {status}{of}{semantics}"]
     if n:
         lines.append(f"  costs normalized: 1 unit = {n.scale} cycles ({'; '.join(n.warnings)})"
                      if n.warnings else f"  costs normalized: 1 unit = {n.scale} cycles")
@@ -165,6 +187,8 @@ def describe_result(result) -> str:
             proof = "I proven optimal: the raw lower bound; L minimal in units only"
         elif claim["proven_in"]:
             proof = f"proven optimal in{unit}, not in raw cycles"
+        elif o.optimal:
+            proof = "proven optimal" + (" in units" if n else "") + of
         elif o.lower_bound >= o.schedule.I:
             proof = "I proven optimal" + (" in units" if n else "") + "; L not proven minimal"
         else:
@@ -194,9 +218,13 @@ def describe_result(result) -> str:
         lines.append(f"  method {run.method} ({o.backend}), {o.seconds:.2f} s")
     for note in o.notes + ((run.comparison,) if run.comparison else ()):
         lines.append(f"  note: {note}")
+    lines.extend(relaxation_lines(run))
+    hid = "the streaming relaxation" if run.relaxation else "normalization"
+    if run.relaxation and run.normalized:
+        hid += " or normalization"
     for v in run.raw_violations:
-        lines.append(f"  RAW-CYCLE VIOLATION (normalization hid it): {v}")
-    lines.extend(schedule_lines(m, s, run.streaming, run.raw_interval, result.buffers or {}))
+        lines.append(f"  VIOLATION ON THE MODEL AS GIVEN, raw cycles ({hid} hid it): {v}")
+    lines.extend(schedule_lines(m, s, result.buffers or {}))
     lines.append(proof_line(o, unit))
     return "\n".join(lines)
 
@@ -249,7 +277,7 @@ def describe_heuristic(run) -> str:
     lines.append(f"  tried {span}: {plural(n, 'attempt')}, {result.steps} scheduling "
                  f"steps, {result.seconds:.3f} s")
     lines.append(f"  verified against: {', '.join(result.rules)}")
-    lines.extend(schedule_lines(m, s, run.streaming, s.I if s else low, run.buffers or {}))
+    lines.extend(schedule_lines(m, s, run.buffers or {}))
     return "\n".join(lines)
 
 
@@ -373,8 +401,8 @@ def crosscheck_dict(model: Model, rep) -> dict:
 
 
 def describe_emitted(e) -> str:
-    """What `emit` wrote, the buffers and channels it allocated, the loop's steady state and the
-    compiler's report."""
+    """What `emit` wrote, the buffers and channels it allocated, the loop's register peaks and
+    each memory's allocation against the limits, and the compiler's report."""
     program, s = e.lowered.program, e.lowered.schedule
     out = [f"{e.lowered.model.name}: I={s.I}, L={s.L}, {program.S} stages; wrote "
            f"{', '.join(e.written)} to {e.out}"]
@@ -385,7 +413,7 @@ def describe_emitted(e) -> str:
                    f"{plural(ch.depth, 'slot')}, {ch.lowering}")
     out += [f"  note: {note}" for note in program.notes]
     out += [f"  renamed: {r}" for r in e.renamed]
-    out.append(steady_lines(program.plan.steady))
+    out.append(steady_lines(program.plan))
     if e.compile is None and e.compiled and e.compiled != NOT_ASKED:
         out.append(e.compiled)
     if e.compile is not None:
@@ -401,6 +429,9 @@ def emitted_dict(e) -> dict:
          "channels": {n: {"group": ch.group, "consumers": list(ch.consumers), "depth": ch.depth,
                           "lowering": ch.lowering} for n, ch in program.plan.channels.items()},
          "steady_state": [str(p) for p in program.plan.steady if p.exceeds],
+         "memory": [{"memory": m.memory, "allocated": m.allocated, "capacity": m.capacity,
+                     "peak": m.peak} for m in program.plan.memory],
+         "over_limits": program.plan.over_limits(),
          "notes": list(program.notes), "renamed": list(e.renamed)}
     if e.cuda is not None:
         d["arch"] = e.cuda.arch
@@ -414,13 +445,18 @@ def emitted_dict(e) -> dict:
     return d
 
 
-def steady_lines(peaks) -> str:
-    """A line per pool whose steady-state peak exceeds its limit, or one line saying none does."""
-    over = [f"  steady state: {p}" for p in peaks if p.exceeds]
-    kinds = dict.fromkeys(p.kind for p in peaks)
-    return "\n".join(over) or ("  steady state: within limits (" + "; ".join(
-        f"{k} " + ", ".join(f"{p.pool} {p.peak}/{p.limit}" for p in peaks if p.kind == k)
-        for k in kinds) + ")")
+def steady_lines(plan) -> str:
+    """The loop's register peaks (a line per group over its limit, else one line) and what the
+    plan allocates in each memory against its capacity (the loop's peak live footprint beside)."""
+    regs = [p for p in plan.steady if p.kind == "registers"]
+    over = [f"  steady state: {p}" for p in regs if p.exceeds]
+    lines = over or ["  steady state: within limits (registers " + ", ".join(
+        f"{p.pool} {p.peak}/{p.limit}" for p in regs) + ")"]
+    if plan.memory:
+        lines.append("  memory: " + "; ".join(
+            f"{m.memory} {m.allocated} {'>' if m.exceeds else '<='} {m.capacity} allocated "
+            f"(loop peak {m.peak})" for m in plan.memory))
+    return "\n".join(lines)
 
 
 def ptxas_lines(res, src) -> str:
@@ -435,23 +471,20 @@ def ptxas_lines(res, src) -> str:
     return "\n".join(lines)
 
 
-def simulation_dict(res, model: Model, s: Schedule, real: Mapping[str, int]) -> dict:
+def simulation_dict(res, model: Model, s: Schedule) -> dict:
     return {"model": model.name, "I": s.I, "iterations": res.iterations,
             "passed": res.passed, "verdict": res.verdict(), "ok": res.ok,
             "deadlock": list(res.deadlock), "races": [str(r) for r in res.races],
             "rate": str(res.rate) if res.rate is not None else None,
             "target": str(res.target), "gap": res.gap(), "stalls": res.stalls,
             "late": res.late, "first_late": str(res.first_late) if res.first_late else None,
-            "real_latency": dict(real), "makespan": res.makespan}
+            "makespan": res.makespan}
 
 
-def describe_simulation(res, model: Model, real: Mapping[str, int], jitter: float, seed: int,
-                        pace: str) -> str:
+def describe_simulation(res, model: Model, jitter: float, seed: int, pace: str) -> str:
     lat = f"jitter {jitter:g}% (seed {seed})" if jitter else "fixed latencies"
     out = [f"{model.name}: {res.iterations} iterations, {lat}, {pace} pacing, "
            f"{res.makespan} cycles"]
-    out += [f"  streaming {op}: real latency {cycles}, issued as early as it may"
-            for op, cycles in real.items()]
     out.append(f"  deadlock: {'; '.join(res.deadlock) or 'none'}")
     out.append(f"  races: {len(res.races)}")
     out += [f"    {r}" for r in res.races[:10]]

@@ -24,7 +24,9 @@ semantics (Q) is unchanged.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import math
+import random
+from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 
@@ -122,15 +124,52 @@ class SteadyPeak:
 
 
 @attrs.frozen
+class Place:
+    """Where ring slot `slot` of `value` lives in a memory: `size` units from `offset`."""
+
+    value: str
+    slot: int
+    offset: int
+    size: int
+
+
+@attrs.frozen
+class MemoryUse:
+    """What the plan allocates in one memory: the rings of the values with a footprint there,
+    laid out so that slots never busy at the same cycle of the loop may share a place
+    (`memory_layout`), against the capacity and the loop's peak live footprint (rule 5)."""
+
+    memory: str
+    allocated: int
+    capacity: int
+    peak: int
+    places: tuple[Place, ...]
+
+    @property
+    def exceeds(self) -> bool:
+        return self.allocated > self.capacity
+
+    def __str__(self) -> str:
+        return (f"memory {self.memory}: plan allocates {self.allocated} "
+                f"{'>' if self.exceeds else '<='} {self.capacity} (loop peak {self.peak})")
+
+
+@attrs.frozen
 class Plan:
-    """Buffers and channels of a schedule, how each edge is synchronized, and the loop's
-    steady-state register and memory peaks."""
+    """Buffers and channels of a schedule, how each edge is synchronized, the loop's
+    steady-state register and memory peaks, and what the buffers take in each memory."""
 
     buffers: Mapping[str, Buffer]
     channels: Mapping[str, Channel]
     anti: tuple[Edge, ...]
     notes: tuple[str, ...] = ()
     steady: tuple[SteadyPeak, ...] = ()
+    memory: tuple[MemoryUse, ...] = ()
+
+    def over_limits(self) -> list[str]:
+        """Each register peak and memory allocation over its limit, as a line naming it."""
+        return [str(x) for x in (*self.steady, *self.memory)
+                if x.exceeds and not (isinstance(x, SteadyPeak) and x.kind == "memory")]
 
 
 def _span(s: Schedule, e: Edge) -> int:
@@ -170,6 +209,169 @@ def steady_peaks(model: Model, s: Schedule) -> tuple[SteadyPeak, ...]:
     return tuple(peaks)
 
 
+def _reads(model: Model, s: Schedule, v: str) -> list[tuple[str, int, int]]:
+    """(reader, distance, cycles from v's issue until that read is done) for v's data edges:
+    done when the reader issues (rule 4), or, for a reader the model says keeps reading (an
+    anti-dependence: a tile an MMA reads until it completes), when its order edge allows."""
+    out = [(e.dst, e.distance, _span(s, e)) for e in model.out_edges(v) if e.is_data]
+    data = {(e.dst, e.distance) for e in model.out_edges(v) if e.is_data}
+    for a in anti_dependences(model):
+        if a.dst == v:
+            out += [(c, dd, s.start[c] + dd * s.I + a.delay - s.start[v])
+                    for c, dd in data if c == a.src]
+    return out
+
+
+def _in_place(model: Model, s: Schedule, memory: str, values: list[str]
+              ) -> dict[str, tuple[str, int]]:
+    """The values whose storage their last reader takes over: v -> (w, distance) when w reads v
+    last (every other read of v is done when w issues), w's result is as large as v in this
+    memory, and so w may write it in place (an accumulator's MMA, FA4's P over S).  Each value
+    is taken over at most once and takes over at most one value (one that closes a cycle, an
+    accumulator, first)."""
+    size = {v: model.op(v).footprint_in(memory) for v in values}
+    cand: dict[str, tuple[str, int]] = {}
+    for v in values:
+        reads = _reads(model, s, v)
+        for e in model.out_edges(v):
+            w, at = e.dst, _span(s, e)
+            if not e.is_data or size.get(w) != size[v] or w == v and e.distance == 0:
+                continue
+            others = [done for r, d, done in reads if (r, d) != (w, e.distance)]
+            if all(done <= at for done in others):
+                cand.setdefault(v, (w, e.distance))
+    preds: dict[str, list[str]] = {}
+    for v, (w, _) in cand.items():
+        preds.setdefault(w, []).append(v)
+
+    def closes(v: str, w: str) -> bool:  # following the candidates from w comes back to v
+        seen, x = set(), w
+        while x in cand and x not in seen:
+            seen.add(x)
+            x = cand[x][0]
+            if x == v:
+                return True
+        return False
+
+    chosen = {}
+    for w, vs in preds.items():
+        vs.sort(key=lambda v: (not closes(v, w), v))
+        chosen[vs[0]] = cand[vs[0]]
+    return chosen
+
+
+def _storage(model: Model, s: Schedule, memory: str, values: list[str],
+             depth: Mapping[str, int]) -> list[tuple[str, int, int, int]]:
+    """The storage the values of one memory need, as (label, size, start, span, slots): a value
+    alone, a chain of in-place takeovers (busy from its first value's issue until its last value
+    is done), or a cycle of them (an accumulator: busy all the time, one slot per iteration of
+    distance around the cycle)."""
+    nxt = _in_place(model, s, memory, values)
+    prev = {w: v for v, (w, _) in nxt.items()}
+    out, done = [], set()
+    for v in values:
+        if v in done:
+            continue
+        head, seen = v, {v}  # walk back to the chain's first value, or around a cycle
+        while head in prev and prev[head] not in seen:
+            head = prev[head]
+            seen.add(head)
+        members, x, dist = [head], head, 0
+        while x in nxt and nxt[x][0] not in members:
+            dist += nxt[x][1]
+            x = nxt[x][0]
+            members.append(x)
+        done.update(members)
+        size = model.op(head).footprint_in(memory)
+        label = "+".join(members)
+        if x in nxt and nxt[x][0] == head:  # a cycle: always busy
+            around = dist + nxt[x][1]
+            out.append((label, size, 0, around * s.I, around))
+            continue
+        span = max([depth[x] * s.I if not _reads(model, s, x) else 0,
+                    *(done for _, _, done in _reads(model, s, x))]) + s.start[x] + dist * s.I \
+            - s.start[head]
+        out.append((label, size, s.start[head], span, max(1, ceil_div(span, s.I))))
+    return out
+
+
+def _overlap(a: int, la: int, pa: int, b: int, lb: int, pb: int) -> bool:
+    """Do the periodic intervals [a, a+la) + k*pa and [b, b+lb) + m*pb ever overlap?  Their
+    start differences are (a - b) + g*Z with g = gcd(pa, pb); they overlap iff one difference
+    x has -la < x < lb."""
+    if la <= 0 or lb <= 0:
+        return False
+    g = math.gcd(pa, pb)
+    r = (a - b) % g
+    return r < lb or g - r < la
+
+
+Slot = tuple[int, str, int, int, int, int]  # size, storage, slot, start, busy span, period
+
+
+def _first_fit(slots: Sequence[Slot]) -> list[Place]:
+    """Each slot at the lowest offset where it overlaps no placed slot that is busy with it."""
+    placed: list[tuple[int, int, int, int, int]] = []  # offset, size, start, span, period
+    places = []
+    for size, label, k, start, span, period in slots:
+        taken = sorted((o, o + z) for o, z, st, sp, pd in placed
+                       if _overlap(start, span, period, st, sp, pd))
+        offset = 0
+        for lo, hi in taken:
+            if offset + size <= lo:
+                break
+            offset = max(offset, hi)
+        placed.append((offset, size, start, span, period))
+        places.append(Place(label, k, offset, size))
+    return places
+
+
+def _orders(slots: list[Slot], tries: int = 24) -> Iterator[list[Slot]]:
+    """Orders to place the slots in (first-fit depends on it): largest first, earliest first,
+    longest busy first, then seeded shuffles; the layout keeps the best."""
+    yield sorted(slots, key=lambda x: (-x[0], x[3], x[1], x[2]))
+    yield sorted(slots, key=lambda x: (x[3], -x[0], x[1], x[2]))
+    yield sorted(slots, key=lambda x: (-x[4], -x[0], x[1], x[2]))
+    rng = random.Random(0)
+    for _ in range(tries):
+        order = sorted(slots, key=lambda x: (-x[0], x[1], x[2]))
+        rng.shuffle(order)
+        yield order
+
+
+def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
+                  steady: Sequence[SteadyPeak]) -> tuple[MemoryUse, ...]:
+    """Per memory, a place for every slot of the storage the values with a footprint there need.
+
+    A value's storage is busy from its issue until every read of it is done: the model's
+    lifetime (rule 4), and for an anti-dependent reader (a reader that keeps reading, an MMA
+    reading a tile) until its order edge's delay.  A value that its last reader overwrites in
+    place (an accumulator, P over S) shares its storage with that reader's result
+    (`_in_place`).  Slot `k` of a storage of `D` slots
+    holds the instances `j = k mod D`: a periodic busy interval of period `D*I`.  Slots whose
+    busy intervals never meet in the loop may share a place, as rule 5 lets values share memory
+    over time (a GEMM's loads taking turns in a ring of tile slots).  Placed first-fit, largest
+    first and in other orders (the best kept); the allocation is the highest place's end.  The
+    sharing is safe by the schedule's timing; a kernel that keeps it under variable latency must
+    order each writer after the reads it replaces.  (The CUDA skeleton keeps one placeholder
+    ring per value.)"""
+    uses = []
+    peaks = {p.pool: p.peak for p in steady if p.kind == "memory"}
+    for mem in model.machine.memories:
+        values = [v for v in buffers if model.op(v).footprint_in(mem.name)]
+        slots = []
+        for label, size, start, span, count in _storage(model, s, mem.name, values,
+                                                        {v: b.depth for v, b in buffers.items()}):
+            slots += [(size, label, k, start + k * s.I, span, count * s.I)
+                      for k in range(count)]
+        places = min((_first_fit(order) for order in _orders(slots)),
+                     key=lambda ps: max((x.offset + x.size for x in ps), default=0))
+        top = max((x.offset + x.size for x in places), default=0)
+        uses.append(MemoryUse(mem.name, top, mem.capacity, peaks.get(mem.name, 0),
+                              tuple(sorted(places, key=lambda x: (x.value, x.slot)))))
+    return tuple(uses)
+
+
 def anti_dependences(model: Model) -> list[Edge]:
     """Order edges c -> p such that c reads p's value (a data edge p -> c): buffer reuse."""
     readers = {(e.src, e.dst) for e in model.edges if e.is_data}
@@ -189,12 +391,10 @@ def edge_sync(model: Model, s: Schedule, e: Edge) -> str:
 
 
 def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
-         named_barriers: bool = True, extra: Mapping[str, str] | None = None,
-         run_ahead: Mapping[str, int] | None = None) -> Plan:
+         named_barriers: bool = True, extra: Mapping[str, str] | None = None) -> Plan:
     """Ring depths and channels for a (valid) schedule; `depths` overrides computed depths;
-    `extra` names values that get one more slot, with the reason; `run_ahead[op]` adds slots
-    for a streaming op (zero latency in the model) to run that many iterations ahead."""
-    extra, run_ahead = extra or {}, run_ahead or {}
+    `extra` names values that get one more slot, with the reason."""
+    extra = extra or {}
     depths = dict(depths or {})
     for name, d in depths.items():
         if not model.has_op(name):
@@ -223,10 +423,23 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
         life = max(_span(s, e) for e in synced)
         depth, reason = max(1, ceil_div(life, s.I)), f"live {life} cycles at I={s.I}"
         for a in anti:
-            if a.dst == u:
-                need = data_dist[(a.dst, a.src)] + a.distance
-                if need > depth:
-                    depth, reason = need, f"anti-dependence {a.src} -> {u} (distance {need})"
+            if a.dst != u:
+                continue
+            declared = data_dist[(a.dst, a.src)] + a.distance
+            if (a.src, a.dst) in folded:
+                # Across groups the slot is released on the channel's empty barrier when the
+                # reader completes, whatever the depth: the schedule's refill decides how many
+                # slots, at most the ring the model declares (rule 1 on the order edge).
+                busy = s.start[a.src] + data_dist[(a.dst, a.src)] * s.I + a.delay - s.start[u]
+                need, why = ceil_div(busy, s.I), (f"busy {busy} cycles at I={s.I}, until "
+                                                  f"{a.src} is done (anti-dependence; declared "
+                                                  f"ring {declared})")
+            else:
+                # In one group only the order edge itself (a hazard) keeps the refill after
+                # the reader: the ring is the one it declares.
+                need, why = declared, f"anti-dependence {a.src} -> {u} (distance {declared})"
+            if need > depth:
+                depth, reason = need, why
         cross = [e for e in synced if s.group[e.dst] != s.group[u]
                  and (e.is_data or (e.src, e.dst) not in folded)]
         copy_self = [e for e in synced if edge_sync(model, s, e) == "copy"]
@@ -241,9 +454,6 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                 depth, reason = e.distance, f"channel distance {e.distance} to {e.dst}"
         if u in extra:
             depth, reason = depth + 1, f"{reason}; one more slot: {extra[u]}"
-        if run_ahead.get(u):
-            depth, reason = depth + run_ahead[u], (f"{reason}; +{run_ahead[u]} to run ahead "
-                                                   "(streaming op)")
         if u in depths:
             reason = f"overridden (computed {depth}: {reason})"
             depth = depths[u]
@@ -271,4 +481,6 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                 notes.append(f"channel {u}: out of named barrier ids, lowered to mbarriers")
         channels[u] = Channel(u, s.group[u], depth, consumers, tuple(readers), arrive,
                               bool(copy_self), lowering, ids)
-    return Plan(buffers, channels, tuple(anti), tuple(notes), steady_peaks(model, s))
+    steady = steady_peaks(model, s)
+    return Plan(buffers, channels, tuple(anti), tuple(notes), steady,
+                memory_layout(model, s, buffers, steady))

@@ -98,13 +98,11 @@ def _wait_counts(body: list[Instr | tuple]) -> list[Instr]:
 
 
 def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
-          named_barriers: bool = True, run_ahead: Mapping[str, int] | None = None
-          ) -> WarpProgram:
-    """The warp programs of a valid schedule (`depths` overrides ring depths, for experiments;
-    `run_ahead` gives streaming ops extra slots: iterations they may run ahead)."""
+          named_barriers: bool = True) -> WarpProgram:
+    """The warp programs of a valid schedule (`depths` overrides ring depths, for experiments)."""
     extra: dict[str, str] = {}
     while True:  # give one more slot to values read and refilled in a cyclic same-cycle order
-        p = plan(model, s, depths, named_barriers, extra, run_ahead)
+        p = plan(model, s, depths, named_barriers, extra)
         more = {}
         for g in model.machine.warp_groups:
             mine = [v for v in model.op_names if s.group[v] == g.name]
@@ -123,13 +121,14 @@ def lower(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
         if cyclic:  # only with overridden depths
             notes.append(f"group {g.name}: same-cycle order among {', '.join(sorted(cyclic))} "
                          "is cyclic; the simulator will flag the race")
-        groups.append(_group_program(model, s, p, g.name, order))
+        groups.append(_group_program(model, s, p, g.name, order, notes))
     return WarpProgram(model.name, s.I, s.L, s.stages, tuple(groups), p, tuple(notes))
 
 
 def _group_program(model: Model, s: Schedule, p: Plan, group: str,
-                   order: list[str]) -> GroupProgram:
-    """One group's stream: for each op in trip order, its waits, its issue, its arrivals."""
+                   order: list[str], notes: list[str]) -> GroupProgram:
+    """One group's stream: for each op in trip order, its waits, its issue, its arrivals (and
+    what the hardware will do differently, in `notes`)."""
     warps = {g.name: g.warps for g in model.machine.warp_groups}
     pos = {v: i for i, v in enumerate(order)}
     points = {name: _channel_points(ch, group, pos) for name, ch in p.channels.items()}
@@ -144,6 +143,10 @@ def _group_program(model: Model, s: Schedule, p: Plan, group: str,
             elif kind == "mma":  # this reader's own need: its edge's delay
                 key = (e.src, sv + e.distance)
                 waits[key] = max(waits.get(key, 0), e.delay)
+                if e.delay < model.op(e.src).cycles:
+                    notes.append(f"{e.src} -> {v}: delay {e.delay} < {model.op(e.src).cycles} "
+                                 f"cycles of the async {e.src}; the simulator takes the model's "
+                                 "delay, the hardware signals completion at the end")
         if waits:
             body.append(("waitgroup", sv, waits))
         for name, ch in p.channels.items():  # aref get: before the first reader of an instance

@@ -172,6 +172,7 @@ def ir_json(p: WarpProgram) -> str:
            "buffers": {k: attrs.asdict(b) for k, b in p.plan.buffers.items()},
            "channels": {k: attrs.asdict(c) for k, c in p.plan.channels.items()},
            "steady_state": [attrs.asdict(x) for x in p.plan.steady],
+           "memory": [attrs.asdict(x) for x in p.plan.memory],
            "notes": list(p.notes),
            "groups": [{"group": g.group, "warps": g.warps, "reg_limit": g.reg_limit,
                        "preamble": [inst(x) for x in g.preamble],

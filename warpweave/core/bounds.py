@@ -50,10 +50,13 @@ class Bounds:
     critical: CycleRatio | None
     min_length: int
     i_upper: int
+    # A lower bound proven by another search (the streaming relaxation's: a model with fewer
+    # constraints has no schedule below it, so neither has this one); 0 when there is none.
+    proven: int = 0
 
     @property
     def lower(self) -> int:
-        return max(1, self.res_mii, self.rec_mii)
+        return max(1, self.res_mii, self.rec_mii, self.proven)
 
     def default_max_stages(self) -> int:
         """A stage bound: two stages beyond what the longest path needs at the lowest I.  (One

@@ -267,7 +267,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
            progress: Callable[[Attempt], None] | None = None,
            bug_dir: Path | None = None, strategy: str = "sweep",
            isolate: bool = True, semantics: str = "loop",
-           upper: Schedule | None = None) -> Outcome:
+           upper: Schedule | None = None, proven: int = 0) -> Outcome:
     """Find an optimal schedule of `model` (see the module docstring).  `strategy` is `sweep`
     (one problem per I and stage count) or `minimize` (I a variable: one problem per stage
     count; needs an encoding that takes I as a variable).  With `isolate` every solver call runs
@@ -276,7 +276,9 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     `upper`: a schedule of `model` found otherwise (the heuristic's): if every constraint
     accepts it and it has at most the stage bound's stages, the minimize search asks only for
     I up to its I, starting from it (a warm start), and returns it if stopped before finding
-    one."""
+    one.
+    `proven`: no I below it is feasible, shown elsewhere (a relaxation's search, with the same
+    stage bound); the search starts there."""
     check_semantics(semantics)
     if strategy not in ("sweep", "minimize"):
         raise InputError("must be sweep or minimize", ("--search",), strategy)
@@ -301,6 +303,7 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
                                time.perf_counter() - started, stop,
                                "computing the bounds (the lower bound is without RecMII)")
     s_max = b.default_max_stages() if max_stages is None else max_stages
+    b = attrs.evolve(b, proven=proven)
     attempts: list[Attempt] = []
     notes: list[str] = []
     found = _Found(b.lower)
