@@ -29,9 +29,8 @@ def _ops(model: dict) -> dict[str, dict]:
 
 def broken_rules(model: dict, schedule: dict, semantics: str = "loop",
                  trips: int | None = None) -> set[str]:
-    """The rules `schedule` breaks.  A schedule solved with streaming ops (its `streaming` list,
-    Twill paper section 5.3) is checked as it was solved: those ops' outgoing delays are 0 and
-    each keeps only its cycles up to the last row that holds a unit."""
+    """The rules `schedule` breaks, on the model as given (a `streaming` key in the schedule
+    document, from a solve of the zero-latency relaxation, relaxes nothing: as in `verify`)."""
     ops = _ops(model)
     machine = model["machine"]
     groups = {g["name"]: g for g in machine["warp_groups"]}
@@ -43,14 +42,6 @@ def broken_rules(model: dict, schedule: dict, semantics: str = "loop",
                       "blocking": e.get("blocking", False),
                       "across": e.get("handoff", ops[e["src"]]["spill"]),
                       "within": e.get("handoff_local", 0)})
-    streaming = {x["op"] for x in schedule.get("streaming", [])}
-    for e in edges:
-        if e["src"] in streaming:
-            e["delay"] = 0
-    for v in streaming:
-        busy = [c for c, row in enumerate(ops[v]["rows"]) if any(row.values())]
-        ops[v]["cycles"] = busy[-1] + 1 if busy else 1
-        ops[v]["rows"] = ops[v]["rows"][:ops[v]["cycles"]]
     I, L = schedule["I"], schedule["L"]
     M, A = schedule["start"], schedule["group"]
     S = math.ceil(L / I)
