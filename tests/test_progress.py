@@ -53,6 +53,13 @@ def screen(text: str) -> list[str]:
     return lines
 
 
+@pytest.fixture(autouse=True)
+def wide_terminal(monkeypatch):
+    """A status line is cut at the terminal's width ($COLUMNS when the stream has no size): the
+    tests read whole lines, whatever terminal runs them."""
+    monkeypatch.setenv("COLUMNS", "200")
+
+
 def test_off_a_terminal_nothing_is_written():
     stream = io.StringIO()
     with Progress(stream) as progress:
@@ -61,8 +68,7 @@ def test_off_a_terminal_nothing_is_written():
     assert stream.getvalue() == "" and progress._thread is None
 
 
-def test_the_question_shows_until_its_answer_takes_its_place(monkeypatch):
-    monkeypatch.setenv("COLUMNS", "200")
+def test_the_question_shows_until_its_answer_takes_its_place():
     stream = Terminal()
     with Progress(stream, every=NEVER) as progress:
         progress(QUESTION)
