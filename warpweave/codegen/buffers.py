@@ -2,11 +2,10 @@
 
 Every value with a data use gets a ring of `depth` slots (instance `j` lives in slot `j mod depth`).
 The depth is the number of simultaneously live copies in the steady-state loop: a value issued at
-M(u) and last read at M(u) + life lives in ceil(life / I) overlapping copies.  In Q's steady-state
-window Q's liveness is the loop's, minus copies from before Q, so Q never counts more there; at
-Q's end rule 4 keeps values used beyond Q live to T+1, which is not a property of the loop.  An
-anti-dependence - an order edge c -> p where c reads p's value - says the slot stays busy until c
-completes; with data distance dd and order distance da the ring needs dd + da slots.
+M(u) and last read at M(u) + life lives in ceil(life / I) overlapping copies, as rule 4 counts them
+on the loop (DESIGN section 3: every trip count).  An anti-dependence - an order edge c -> p where
+c reads p's value - says the slot stays busy until c completes; with data distance dd and order
+distance da the ring needs dd + da slots.
 
 Every op whose results or order constraints cross warp groups gets a channel (Tawa's aref): the
 producer's completion arrives on `full[slot]`, each consumer group waits on it with the parity of
@@ -14,12 +13,12 @@ the instance's round and arrives on `empty[slot]` once its last reader has issue
 waits on `empty[slot]` before writing the slot again.  A channel is at least as deep as its largest
 iteration distance, so every instance that is overwritten is also read.
 
-The steady-state peaks (`steady_peaks`) apply rule 4's liveness to the infinite loop.  A value read
-at distance D > 0 lives into stage S or later, where the loop overlaps it with iterations Q does
-not have (Q has S copies; rule 4 keeps such a value live to T+1, but no later copy is there), so
-the loop of a valid schedule can need more registers or memory than a limit (fa-bwd on H100: dk
-of iteration j-1 with qk and dp of iteration j).  This is a report on the emitted loop; DESIGN's
-semantics (Q) is unchanged.
+The steady-state peaks (`steady_peaks`) are rule 4's liveness in the infinite loop's steady
+state, which the verifier's limits (rules 5 and 8 on every trip count) already bound: `emit`
+checks them, and the memory each layout of ring slots allocates (`memory_layout`), so that a plan
+needing more than was proven fails with its figures.  Where it can: a tile an async MMA reads
+until it completes is busy past the reader's issue, where rule 4 ends its life, so a layout can
+exceed a capacity that the schedule's live sum meets (fa-bwd on B200).
 """
 
 from __future__ import annotations
