@@ -7,6 +7,7 @@ Profiles: `ci` (the default) and `thorough`, chosen by `pytest --thorough` or
 
 from __future__ import annotations
 
+import json
 import os
 import sys
 from pathlib import Path
@@ -14,7 +15,7 @@ from pathlib import Path
 import pytest
 from hypothesis import settings
 
-from .crosscheck_support import PROFILES, summary_lines
+from .crosscheck_support import PROFILES, merge, statistics, summary_lines
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "examples"
@@ -41,6 +42,21 @@ def pytest_configure(config):
     chosen = "thorough" if config.getoption("--thorough") else (
         config.getoption("--hypothesis-profile") or os.environ.get("HYPOTHESIS_PROFILE") or "ci")
     settings.load_profile(chosen)
+
+
+def pytest_sessionfinish(session):
+    # A pytest-xdist worker: its statistics go to the controller with the worker's output.
+    output = getattr(session.config, "workeroutput", None)
+    if output is not None:
+        output["crosscheck_statistics"] = json.dumps(statistics())
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node, error):
+    # The controller (pytest-xdist): a worker's statistics join the session summary.
+    stats = getattr(node, "workeroutput", {}).get("crosscheck_statistics")
+    if stats:
+        merge(json.loads(stats))
 
 
 def pytest_terminal_summary(terminalreporter):

@@ -88,6 +88,23 @@ def drawn(doc: dict) -> None:
         event(f)
 
 
+def statistics() -> dict:
+    """This process's statistics as JSON-able data: a test worker (pytest-xdist) sends them to
+    the controller, which `merge`s them for the one session summary."""
+    return {"examples": dict(EXAMPLES), "events": {k: dict(v) for k, v in EVENTS.items()},
+            "cases": {k: sorted(v) for k, v in CASES.items()}, "models": dict(MODELS)}
+
+
+def merge(stats: dict) -> None:
+    """Adds a worker's `statistics()` to this process's."""
+    EXAMPLES.update(stats["examples"])
+    for prop, events in stats["events"].items():
+        EVENTS[prop].update(events)
+    for prop, cases in stats["cases"].items():
+        CASES[prop].update(cases)
+    MODELS.update(stats["models"])
+
+
 def summary_lines() -> list[str]:
     lines = []
     for prop in sorted(EXAMPLES):
