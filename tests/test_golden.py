@@ -20,8 +20,9 @@ from warpweave.core.bounds import bounds
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.verify import verify
 from warpweave.kernels.questions import TOPICS, Question
+from warpweave.kernels.roles import Require
 from warpweave.pipeline import Options, load_target, run_solve
-from warpweave.reproduce import ALLOWED, EXCLUDED, FORCED, Answer, Asker, Settings, ask
+from warpweave.reproduce import ALLOWED, FORCED, Answer, Asker, Settings, ask
 
 from .conftest import ROOT
 
@@ -42,12 +43,20 @@ def question(topic: str, key: str) -> Question:
     return next(q for t in TOPICS if t.key == topic for q in t.questions if q.key == key)
 
 
-def answer(topic: str, key: str, kernel: str, machine: str | None, *params: str,
-           explain: bool = False) -> Answer:
+def answer(topic: str, key: str, kernel: str, machine: str | None, *params: str) -> Answer:
+    """The question's verdict at the kernel's optimal I, as `warpweave reproduce` gives it (an
+    excluded shape's deletion test included)."""
     a = asker(kernel, machine, *params)
-    if explain:
-        a = Asker(a.run, Settings(isolate=False, reach=False, explain_forced=True))
     return ask(a, question(topic, key), a.run.raw)
+
+
+def feasible_without(constraint: str, topic: str, key: str, kernel: str, machine: str | None,
+                     *params: str, holds: bool = True) -> bool:
+    """Is the question's shape (its negation with `holds=False`) feasible at the optimal I once
+    `constraint` is dropped?  One decision of the deletion test, the one a docstring names."""
+    a = asker(kernel, machine, *params)
+    shape = question(topic, key).shape(a.run.raw)
+    return a.decide([Require(shape, holds)], without=[constraint])[0] == "feasible"
 
 
 # ---------------------------------------------------------------------------------------------
@@ -90,9 +99,8 @@ def test_fa3_saturates_the_tensor_core_and_the_producer_warp_is_the_variable_lat
     variable-latency rule (Twill's VARIABLE LATENCY constraint, DESIGN rule 7), not by a cost."""
     run = asker(*FA3_2).run
     assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
-    a = answer("fa3-fwd", "producer warp", *FA3_2, explain=True)
-    assert a.verdict == FORCED
-    assert "variable_latency" in a.removals
+    assert answer("fa3-fwd", "producer warp", *FA3_2).verdict == FORCED
+    assert feasible_without("variable_latency", "fa3-fwd", "producer warp", *FA3_2, holds=False)
 
 
 def test_fa3_ping_pong_is_forced_given_fa3s_roles_and_allowed_without_them():
@@ -118,6 +126,9 @@ def test_fa3_one_tile_cannot_reach_the_tensor_core_bound_on_one_consumer():
     """Modular's 8-op loop (one Q tile): "A separate consumer warp group runs everything else" is
     excluded at the tensor-core bound I = 1024: two blocking GEMMs 512 cycles apart meet the
     softmax on one warpgroup (the concurrency rule) - FA3's own reason for a second consumer."""
-    a = answer("fa3-fwd-one-tile", "one consumer runs the tile", "fa3-fwd", "h100")
-    assert a.verdict == EXCLUDED
-    assert "concurrency" in a.removals
+    a = asker("fa3-fwd", "h100")
+    shape = question("fa3-fwd-one-tile", "one consumer runs the tile").shape(a.run.raw)
+    assert a.I * a.run.normalized.scale == 1024
+    assert a.decide([Require(shape)])[0] == "infeasible"           # excluded
+    assert feasible_without("concurrency", "fa3-fwd-one-tile", "one consumer runs the tile",
+                            "fa3-fwd", "h100")
