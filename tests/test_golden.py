@@ -16,6 +16,8 @@ from __future__ import annotations
 import functools
 import itertools
 
+import pytest
+
 from warpweave.core.bounds import bounds
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.verify import verify
@@ -132,3 +134,37 @@ def test_fa3_one_tile_cannot_reach_the_tensor_core_bound_on_one_consumer():
     assert a.decide([Require(shape)])[0] == "infeasible"           # excluded
     assert feasible_without("concurrency", "fa3-fwd-one-tile", "one consumer runs the tile",
                             "fa3-fwd", "h100")
+
+
+# ---------------------------------------------------------------------------------------------
+# gemm on b200: CUTLASS sm100 warp-specialized GEMM; "Unweaving warp specialization"
+
+
+def test_gemm_b200_producer_warp_is_forced_and_the_mma_warp_allowed():
+    """At the tensor-core bound (I = ResMII = 4096, two TMEM accumulators) "the TMA warp issue[s]
+    copies" (Unweaving warp specialization) in every optimum, and every MMA alone on one warp
+    (CUTLASS sm100's MMA warp) is among the optima, not required."""
+    run = asker("gemm", "b200").run
+    assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
+    assert answer("gemm-b200", "producer warp", "gemm", "b200").verdict == FORCED
+    assert answer("gemm-b200", "MMA warp", "gemm", "b200").verdict == ALLOWED
+
+
+# ---------------------------------------------------------------------------------------------
+# fa4-fwd on b200: FA4 flash_fwd_sm100.py (warp roles); Twill paper 6.2.2, Figure 9
+
+
+@pytest.mark.slow
+def test_fa4_mma_warp_needs_the_hand_offs_and_tmem_together_to_be_excluded():
+    """FA4's MMA warp (the four MMAs alone on one warp) at the optimal I: feasible once the
+    hand-offs (rule 1: P and the corrected O reach PV through an mbarrier across groups) or the
+    Tensor Memory capacity are dropped, and two units above the optimum the decision's schedule
+    has every FA4 role besides it - load warp, two softmax groups, a correction group.  That the
+    shape is infeasible at the optimum with both (docs/reproduction.md: 170 s of SAT) is left to
+    `warpweave reproduce`.  90 s under load 7 (the optimal-I search, then three decisions): the
+    issue's headline question, so it stays."""
+    a = asker("fa4-fwd", "b200")
+    assert feasible_without("cross_warp_spill", "fa4-fwd", "MMA warp", "fa4-fwd", "b200")
+    assert feasible_without("memory", "fa4-fwd", "MMA warp", "fa4-fwd", "b200")
+    q = question("fa4-fwd", "all of FA4's roles")
+    assert a.decide([Require(q.shape(a.run.raw))], I=a.I + 2)[0] == "feasible"

@@ -6,8 +6,8 @@ the defaults without importing the solver machinery.
 """
 
 # The search (`warpweave solve`, `ww.solve`).  Measured on the kernel library
-# (docs/reproduction.md): I as a variable with CP-SAT decides each kernel in seconds; sweeping I
-# with SAT is fast per I but may need many I.
+# (docs/reproduction.md): I as a variable with CP-SAT decides each kernel in under a minute of
+# CPU; sweeping I with SAT is fast per I but may need many I.
 BACKEND = "auto"                 # cpsat for the minimize search, sat for the sweep
 MINIMIZE_BACKEND = "cpsat"
 SWEEP_BACKEND = "sat:cadical195/totalizer/bdd"
@@ -30,8 +30,8 @@ SEMANTICS = "loop"
 SEMANTICS_CHOICES = ("loop", "paper-q")
 
 # The published roles asked as questions (`warpweave reproduce`): each a decision at the optimal
-# I.  The SAT sweep on the compact encoding proves FA4's MMA-warp question in minutes where
-# CP-SAT on the integer encoding runs past 600 s (docs/reproduction.md).
+# I.  The SAT sweep on the compact encoding proves FA4's MMA-warp question infeasible at the
+# optimum in minutes (docs/reproduction.md).
 REPRODUCE_BACKEND = SWEEP_BACKEND
 REPRODUCE_ENCODING = "compact"
 REPRODUCE_SOLVE_LIMIT = 1200.0   # seconds per decision; beyond it the answer is unknown
