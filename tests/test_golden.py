@@ -161,8 +161,8 @@ def test_fa4_mma_warp_needs_the_hand_offs_and_tmem_together_to_be_excluded():
     Tensor Memory capacity are dropped, and two units above the optimum the decision's schedule
     has every FA4 role besides it - load warp, two softmax groups, a correction group.  That the
     shape is infeasible at the optimum with both (docs/reproduction.md: 170 s of SAT) is left to
-    `warpweave reproduce`.  90 s under load 7 (the optimal-I search, then three decisions): the
-    issue's headline question, so it stays."""
+    `warpweave reproduce`.  70-90 s under load 5-7 (the optimal-I search, then three
+    decisions): the issue's headline question, so it stays."""
     a = asker("fa4-fwd", "b200")
     assert feasible_without("cross_warp_spill", "fa4-fwd", "MMA warp", "fa4-fwd", "b200")
     assert feasible_without("memory", "fa4-fwd", "MMA warp", "fa4-fwd", "b200")
