@@ -168,3 +168,23 @@ def test_fa4_mma_warp_needs_the_hand_offs_and_tmem_together_to_be_excluded():
     assert feasible_without("memory", "fa4-fwd", "MMA warp", "fa4-fwd", "b200")
     q = question("fa4-fwd", "all of FA4's roles")
     assert a.decide([Require(q.shape(a.run.raw))], I=a.I + 2)[0] == "feasible"
+
+
+# ---------------------------------------------------------------------------------------------
+# fa-bwd on h100: Twill paper 6.3.1 (FA3's backward pass)
+
+
+def test_fa_bwd_h100_every_optimum_overlaps_iterations_and_registers_do_not_decide_it():
+    """Twill 6.3.1: on Hopper the backward pass "could not [exploit ILP] across iterations due
+    to register capacity".  In the model (64x128 tile, FA3's inventory) it differs: I = ResMII
+    = 2560, no cross-iteration overlap is excluded at that I - by the tensor core's capacity
+    (dropped, it is feasible) and not by the registers (dropped, still infeasible) - and the
+    optimum's loop fits its registers in every iteration (the loop semantics verified it)."""
+    a = asker("fa-bwd", "h100")
+    run = a.run
+    assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
+    shape = question("fa-bwd-h100", "no cross-iteration ILP").shape(run.raw)
+    assert a.decide([Require(shape)])[0] == "infeasible"           # excluded
+    assert feasible_without("capacity", "fa-bwd-h100", "no cross-iteration ILP", "fa-bwd", "h100")
+    assert not feasible_without("register_limit", "fa-bwd-h100", "no cross-iteration ILP",
+                                "fa-bwd", "h100")
