@@ -21,11 +21,11 @@ from warpweave.scale.neighbourhood import binding, neighbourhood, reoptimize
 
 from .strategies import models, tiny_models
 
-FEW = settings(max_examples=12, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+FEW = settings(max_examples=8, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 QUICK = LnsOptions(solve_limit=2.0, stall=4, isolate=False, start="heuristic")
 
 
-@settings(FEW, max_examples=8)  # an infeasible model takes LNS its whole time limit
+@FEW  # few: an infeasible model takes LNS its whole time limit
 @given(models(max_ops=5))
 def test_every_schedule_lns_keeps_passes_the_verifier(m):
     r = lns_schedule(m, constraint_set(), options=QUICK, time_limit=4)
@@ -36,7 +36,7 @@ def test_every_schedule_lns_keeps_passes_the_verifier(m):
         assert x.I is None or x.I >= r.lower_bound
 
 
-@FEW
+@FEW  # few: the exact search on an infeasible one takes seconds
 @given(tiny_models())
 def test_on_tiny_models_lns_finds_the_exact_optimum(m):
     exact = search(m, isolate=False)
@@ -82,6 +82,25 @@ def test_binding_leaves_out_rules_no_schedule_can_break():
     joint = scale_graph(30, 0, joint=True)
     assert {c.name for c in binding(joint, constraint_set())} == \
         {c.name for c in constraint_set()}
+
+
+def test_a_hand_off_within_one_group_binds_and_lns_keeps_it():
+    """Hypothesis's find: on one group a data edge's `handoff_local` still binds (rule 1), so
+    LNS keeps cross_warp_spill in its neighbourhoods and its answer is the exact optimum."""
+    from warpweave.core.formats import model_from_dict
+    m = model_from_dict({
+        "name": "local", "machine": {"name": "one", "units": {"u0": 1},
+                                     "warp_groups": [{"name": "g0", "warps": 4}]},
+        "ops": [{"name": "a", "cycles": 2, "uses": {"u0": 1}}, {"name": "b", "cycles": 2},
+                {"name": "c", "cycles": 1, "uses": {"u0": 1}}],
+        "edges": [{"src": "a", "dst": "b", "delay": 2, "handoff_local": 3},
+                  {"src": "b", "dst": "c", "delay": 2}]})
+    assert "cross_warp_spill" in {c.name for c in binding(m, constraint_set())}
+    exact = search(m, isolate=False)
+    r = lns_schedule(m, constraint_set(), options=QUICK, time_limit=10)
+    assert verify(m, r.schedule) == []
+    assert (r.schedule.I, r.schedule.L) == (exact.schedule.I, exact.schedule.L)
+    assert r.lower_proven_optimal
 
 
 def test_auto_is_exact_up_to_the_threshold_and_lns_above():

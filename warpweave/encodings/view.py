@@ -246,8 +246,8 @@ class View:
             s = self.problem.bool(f"same[{u},{v}]")
             for g in self.model.machine.warp_groups:
                 on_u, on_v = self.on(u, g.name), self.on(v, g.name)
-                self.problem.add_clause([~on_u, ~on_v, s])
-                self.problem.add_clause([~s, ~on_u, on_v])
+                self.problem.add_clause([neg(on_u), neg(on_v), s])
+                self.problem.add_clause([~s, neg(on_u), on_v])
             self._aux[key] = s
         return self._aux[key]
 

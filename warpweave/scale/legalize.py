@@ -5,8 +5,8 @@ The relaxed schedulers (GauS) end with real-valued start times that nearly satis
 
 1. **Topological pass.**  Ops are taken in an order compatible with the distance-0 edges,
    earliest wanted time first.  Each goes to the free cycle nearest its wanted time, no earlier
-   than its placed predecessors allow (edge delay, plus the producer's spill on a data edge
-   between groups, minus distance*I) and, where it can, no later than its placed successors
+   than its placed predecessors allow (edge delay, plus a data edge's hand-off between groups or
+   within one, minus distance*I) and, where it can, no later than its placed successors
    allow.  "Free" is modulo I: every unit's modular reservation table has room for the op's
    (folded) reservations, and rule 9 holds on its group - an op that waits on a synchronization
    issues in no slot another op occupies, and no op occupies a slot where such an op issues.
@@ -183,8 +183,8 @@ class _Legalizer:
         self.self_gap = 0
         for e in model.edges:
             gap = e.delay - e.distance * I
-            if spill and e.is_data and group[e.src] != group[e.dst]:
-                gap += model.op(e.src).spill_cost
+            if spill and e.is_data:  # the hand-off (rule 1): across groups, or within one
+                gap += (e.handoff or 0) if group[e.src] != group[e.dst] else e.handoff_local
             if e.src == e.dst:
                 self.self_gap = max(self.self_gap, gap)
                 continue
@@ -357,7 +357,7 @@ def repair_groups(model: Model, I: int, group: Mapping[str, str],  # noqa: E741
         moved = False
         for u, w in zip(cycle, cycle[1:] + cycle[:1], strict=True):
             if group[u] != group[w] and group[u] in allowed[w] and any(
-                    e.dst == w and e.is_data and model.op(u).spill_cost
+                    e.dst == w and e.is_data and (e.handoff or 0) > e.handoff_local
                     for e in model.out_edges(u)):
                 group[w] = group[u]
                 moved = True

@@ -68,7 +68,8 @@ def binding(model: Model, constraints: Sequence[Constraint]) -> list[Constraint]
         "memory": not any(op.footprint for op in ops),
         "register_limit": not any(op.regs for op in ops),
         "concurrency": one_group and not any(e.blocking for e in model.edges),
-        "cross_warp_spill": one_group or not any(op.spill_cost for op in ops),
+        "cross_warp_spill": not any(e.is_data and (e.handoff_local or (e.handoff and not one_group))
+                                    for e in model.edges),
         "variable_latency": m.variable_latency_group is None,
         "warp_uniqueness": all(g.warps >= op.warps for g in m.warp_groups for op in ops),
     }

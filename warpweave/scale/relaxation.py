@@ -11,8 +11,9 @@ every outcome):
 
 - **dependence** (rules 1 and 3's premise): for each edge u -> v the expected shortfall
   `E[max(0, gap - (X_v - X_u))]` of the Gaussian difference, in closed form; `gap` is the delay
-  minus distance*I, plus the producer's spill cost times the probability that the two ops are on
-  different groups (cross-warp spill).  Recurrences are the edges with a distance.
+  minus distance*I, plus the edge's hand-off (cross-warp spill): `handoff` times the probability
+  that the two ops are on different groups, `handoff_local` times the probability that they share
+  one.  Recurrences are the edges with a distance.
 - **capacity** (rule 2): the probabilities folded modulo I (wrapped into I slots), convolved
   with each op's folded reservation table (an FFT), give the expected use of each unit per slot;
   the excess over the capacity.
@@ -96,8 +97,9 @@ class Relaxation(torch.nn.Module):
         self.e_dst = tensor([self.index[e.dst] for e in edges], torch.long)
         self.e_gap = tensor([e.delay - e.distance * I for e in edges])
         spill = "cross_warp_spill" in rules
-        self.e_spill = tensor([model.op(e.src).spill_cost if spill and e.is_data else 0
-                               for e in edges])
+        # The hand-off (rule 1): `handoff` across groups, `handoff_local` within one.
+        self.e_spill = tensor([(e.handoff or 0) if spill and e.is_data else 0 for e in edges])
+        self.e_local = tensor([e.handoff_local if spill and e.is_data else 0 for e in edges])
         self.dependence = "dependence" in rules and bool(edges)
 
         # Capacity: each op's reservations folded modulo I, per unit, in the frequency domain.
@@ -202,7 +204,7 @@ class Relaxation(torch.nn.Module):
         if self.dependence:
             u, v = self.e_src, self.e_dst
             same = (pi[u] * pi[v]).sum(dim=1)
-            gap = self.e_gap + self.e_spill * (1.0 - same)
+            gap = self.e_gap + self.e_spill * (1.0 - same) + self.e_local * same
             m = mu[v] - mu[u]
             s = torch.sqrt(sigma[u] ** 2 + sigma[v] ** 2)
             z = (gap - m) / s
