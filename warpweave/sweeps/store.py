@@ -2,8 +2,9 @@
 
 A row is keyed by `point_key`: the SHA-256 of the model document (`model_to_dict`, the model
 exactly as built - its costs, groups and limits; a kernel whose costs change gives new keys) and
-the solver configuration (backend, encoding, search, rules left out, stage bound, normalization,
-streaming, semantics, seed, tie-breakers), as canonical JSON.  Two sweeps that share a point -
+the solver configuration (every solve option but the limits: method, backend, encoding, search,
+rules left out, stage bound, normalization, streaming, semantics, seed, tie-breakers), as
+canonical JSON.  Two sweeps that share a point -
 a re-run, or an overlapping grid - share its row.  The limits (`time_limit`, `solve_limit`) are
 not part of the key: they decide only whether a stored answer is final (`reusable`).
 
