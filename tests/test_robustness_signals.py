@@ -110,3 +110,22 @@ def test_nested_deadlines_keep_the_sooner_end():
                 limits.check()
         assert limits.remaining() > 50
     assert limits.remaining() is None
+
+
+def test_a_ctrl_c_while_the_command_loads_is_one_line_and_exit_3():
+    """The command's first second - parsing the arguments, importing the modules it needs - is
+    answered like any other moment (the benchmark's trials found tracebacks there).  The
+    interrupt is raised where the parser is built, in a process of its own (the command leaves
+    with os._exit)."""
+    import subprocess
+    import sys
+    code = ("import warpweave.cli as cli\n"
+            "def interrupted():\n"
+            "    raise KeyboardInterrupt\n"
+            "cli.build_parser = interrupted\n"
+            "from warpweave.__main__ import run\n"
+            "run()\n")
+    done = subprocess.run([sys.executable, "-c", code, "solve", "fa3-fwd"], capture_output=True,
+                          text=True, timeout=60)
+    assert done.returncode == 3
+    assert done.stderr == "warpweave: interrupted\n" and done.stdout == ""
