@@ -304,7 +304,8 @@ def test_repeats_collapse_to_the_median_and_timeouts_count_at_the_limit(tiny):
     assert merged[0]["wall_seconds"] == 0.2 and merged[0]["wall_runs"] == [0.1, 0.2, 0.3]
     rows = config_rows(merged, header["configs"], base["config"], limit=60.0)
     assert rows[1]["median_ratio"] == 60.0 / 0.2 and rows[1]["capped"] == 1
-    assert "0.20 (0.10-0.30)" in markdown(header, runs + slow)
+    text = markdown(dict(header, timeout=60.0), runs + slow)
+    assert "0.20 (0.10-0.30)" in text and "| 300.0 (1, 1 at limit) |" in text
     units = dict(other, scale=2, I_units=1, L_units=2, lower_bound=1, I=base["I"] - 1,
                  L=base["L"])
     assert disagreements([base, units]) == [

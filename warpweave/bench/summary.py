@@ -411,7 +411,7 @@ def config_section(records: Sequence[dict], configs: Sequence[str], baseline: st
              f"{r['median_ratio']:.1f} ({r['median_cases']}, {r['capped']} at limit)",
              _secs(r["wall_seconds"]),
              "-" if r["build_share"] is None else f"{100 * r['build_share']:.0f}%"]
-            for r in config_rows(records, configs, baseline)]
+            for r in config_rows(records, configs, baseline, limit)]
     return ["", f"## Configurations (time relative to {baseline}, same run)", "",
             "Ratio: geometric mean of wall time / baseline wall time over the cases both "
             "decided (heuristic: where it found a schedule and the baseline decided); < 1 is "
