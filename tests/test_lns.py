@@ -188,6 +188,7 @@ def test_ctrl_c_returns_the_best_schedule_so_far_with_its_bounds(method):
     r = warpweave.solve(m, method=method, time_limit=120, isolate=False,
                         improvements=press_ctrl_c)
     assert "interrupted" in r.run.outcome.notes and len(seen) == 1
+    assert r.run.exit_status == 3  # a Ctrl-C is a limit, as for the exact search
     assert r.schedule is not None and (r.schedule.I, r.schedule.L) == (seen[0].I, seen[0].L)
     assert verify(r.run.raw, r.schedule, semantics=r.run.semantics) == []
     assert r.gap == (r.schedule.I - r.lower_bound) / r.lower_bound and r.lower_bound >= 1

@@ -166,11 +166,13 @@ class Run:
 
     @property
     def exit_status(self) -> int:
-        """0 an optimal (or, with --paper-search, Algorithm 1's; with a scalable method, any)
-        answer, verified on the model as given; 1 none exists; 3 a limit was reached or the
-        check on the model as given (raw cycles, real latencies) failed."""
+        """0 an optimal (or, with --paper-search, Algorithm 1's; with a scalable method, any
+        not cut short by Ctrl-C) answer, verified on the model as given; 1 none exists; 3 a
+        limit was reached (a Ctrl-C included) or the check on the model as given (raw cycles,
+        real latencies) failed."""
+        anytime = self.method != "exact" and not self.outcome.interrupted
         if self.schedule is not None and not self.raw_violations and \
-                (self.outcome.optimal or self.comparison is not None or self.method != "exact"):
+                (self.outcome.optimal or self.comparison is not None or anytime):
             return 0
         return 1 if self.outcome.status == "infeasible" else 3
 
