@@ -191,6 +191,9 @@ def machine_for(spec: MachineSpec, inventory: str, groups: str, vl: str, max_reg
     """The machine a builder works on, from the shared machine parameters; a kernel may bring
     its own published inventory (the launch it follows), the neutral one is the machine's."""
     if inventory == "neutral":
+        if not spec.neutral:
+            raise InputError(f"machine {spec.name} has no neutral inventory", ("inventory",),
+                             inventory)
         default_groups, default_vl = spec.neutral, NEUTRAL_VL
     chosen_vl = vl or (default_vl if not groups else None)
     return spec(groups=groups or default_groups or None, variable_latency_group=chosen_vl,

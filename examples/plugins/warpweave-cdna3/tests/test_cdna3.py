@@ -81,3 +81,11 @@ def test_a_model_without_copies_is_untouched():
     fa = ww.kernel("fa-simplified")
     assert lds_copies(fa) == []
     assert LdsCopyWave().check(fa, ww.solve(fa, isolate=False).schedule) == []
+
+
+def test_the_shared_machine_parameters_reach_the_plugin_kernel():
+    """Every kernel on a registered machine takes the machine parameters, `inventory` included;
+    mi300x states no neutral inventory, which is an input error naming it."""
+    assert ww.kernel("cdna3-gemm", "mi300x", inventory="published").machine.name == "mi300x"
+    with pytest.raises(InputError, match="no neutral inventory"):
+        ww.kernel("cdna3-gemm", "mi300x", inventory="neutral")

@@ -28,9 +28,10 @@ BYTES = {"fp16": 2, "bf16": 2, "fp8": 1}
 
 
 def build(spec: MachineSpec, block_m: int, block_n: int, block_k: int, dtype: str,
-          k_steps: int, stages: int, tiles: int, groups: str, vl: str, max_regs: int) -> Model:
+          k_steps: int, stages: int, tiles: int, inventory: str, groups: str, vl: str,
+          max_regs: int) -> Model:
     f = spec.figures
-    machine = machine_for(spec, groups, vl, max_regs)
+    machine = machine_for(spec, inventory, groups, vl, max_regs)
     eb = BYTES[dtype]
     flops = f["mfma_flops_8bit"] if eb == 1 else f["mfma_flops_16bit"]
     rate = f["hbm_bytes_per_clk_per_cu"]
