@@ -17,8 +17,9 @@ from warpweave.core.errors import InputError
 from warpweave.machines.figures import Figures
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}
-_TC_RATE = {"bf16": "tc_flops_16bit", "fp16": "tc_flops_16bit", "fp8": "tc_flops_8bit",
-            "tf32": "tc_flops_tf32"}
+# The tensor core's rate figure for each operand type (also what a sweep's throughput reads).
+TC_RATE = {"bf16": "tc_flops_16bit", "fp16": "tc_flops_16bit", "fp8": "tc_flops_8bit",
+           "tf32": "tc_flops_tf32"}
 KB = 1024
 
 
@@ -122,9 +123,9 @@ class CostModel:
         """An m x n x k MMA: busy 2mnk / (dense FLOPs/clk/SM); latency by K where measured
         (B200: Meta's rule, K >= 128 -> 900, else 559), else base + slope * busy."""
         dtype_bytes(dtype)
-        if dtype not in _TC_RATE:
+        if dtype not in TC_RATE:
             raise InputError("the tensor core has no rate for this dtype", ("dtype",), dtype)
-        busy = cycles(2 * m * n * k / self.f[_TC_RATE[dtype]])
+        busy = cycles(2 * m * n * k / self.f[TC_RATE[dtype]])
         if "mma_latency_k128" in self.f:
             latency = self.f["mma_latency_k128" if k >= 128 else "mma_latency_k64"]
         else:

@@ -87,8 +87,9 @@ def figures(machine: str | None, dtype: str) -> dict[str, Any]:
     if machine is None:
         return {"peak": None, "sms": None, "clock_ghz": None}
     from warpweave.machines import machine_spec
+    from warpweave.machines.costs import TC_RATE
     f = machine_spec(machine).figures
-    rate = {"fp8": "tc_flops_8bit", "tf32": "tc_flops_tf32"}.get(dtype, "tc_flops_16bit")
+    rate = TC_RATE.get(dtype, "tc_flops_16bit")
     return {"peak": f[rate] if rate in f else None,
             "sms": int(f["sms"]) if "sms" in f else None,
             "clock_ghz": f["clock_ghz"] if "clock_ghz" in f else None}
