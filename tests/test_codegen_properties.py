@@ -15,7 +15,6 @@ of an async result waiting for the slowest reader's delay) is caught by the same
 
 from __future__ import annotations
 
-import attrs
 import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
@@ -23,12 +22,13 @@ from hypothesis import strategies as st
 from warpweave.codegen.buffers import anti_dependences, plan
 from warpweave.codegen.lower import lower
 from warpweave.codegen.simulate import simulate
-from warpweave.codegen.warp_ir import WaitGroup
 from warpweave.core.formats import model_from_dict
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
 from warpweave.pipeline import Options, run_solve
+
+from .test_codegen_simulate import slowest_reader_waits
 
 # (backend, encoding, search) of each family; the sweeps decide one I at a time.
 BACKENDS = [("cpsat", "integer", "minimize"), ("sat:cadical195/totalizer/best", "compact",
@@ -134,22 +134,6 @@ def test_every_solved_schedule_has_a_plan_that_fits(doc):
     assert plan(model, s).over_limits() == []
 
 
-def _slowest_reader_waits(p):
-    """Issue 20's defect, planted: every wait for an async result waits for the largest delay
-    among that result's readers."""
-    groups = []
-    for g in p.groups:
-        most: dict[str, int] = {}
-        for x in g.body:
-            if isinstance(x, WaitGroup):
-                for op, _, d in x.waits:
-                    most[op] = max(most.get(op, 0), d)
-        body = tuple(attrs.evolve(x, waits=tuple((op, lag, most[op]) for op, lag, _ in x.waits))
-                     if isinstance(x, WaitGroup) else x for x in g.body)
-        groups.append(attrs.evolve(g, body=body))
-    return attrs.evolve(p, groups=tuple(groups))
-
-
 def test_the_planted_wait_defect_is_caught():
     """Some generated loop exposes it: a reader held until another reader's delay is late."""
     def caught(doc: dict) -> bool:
@@ -158,7 +142,7 @@ def test_the_planted_wait_defect_is_caught():
             return False
         model, s = got
         p = lower(model, s)
-        return not simulate(model, s, _slowest_reader_waits(p), iterations(p)).passed
+        return not simulate(model, s, slowest_reader_waits(p), iterations(p)).passed
 
     find(pipelined_loops(), caught, settings=settings(max_examples=200, deadline=None,
                                                       database=None))

@@ -147,7 +147,7 @@ def test_missing_get_is_caught():
     assert {"not-ready", "wrong-iteration"} & {x.kind for x in r.races}
 
 
-def _slowest_reader_waits(p):
+def slowest_reader_waits(p):
     """The planted defect of issue 20: every reader of an async result waits for the largest
     delay among that result's readers (a wait for the whole op, sized for its slowest reader)."""
     groups = []
@@ -173,7 +173,7 @@ def test_each_reader_of_an_async_result_waits_for_its_own_delay():
         (("v1", 0, 2),), (("v1", 0, 3),)]
     r = simulate(m, s, p, 64)
     assert r.realizes and r.passed and r.rate == Fraction(1, 6) and r.first_late is None
-    bad = simulate(m, s, _slowest_reader_waits(p), 64)
+    bad = simulate(m, s, slowest_reader_waits(p), 64)
     assert not bad.passed and bad.rate == Fraction(1, 7) and bad.late > 0
     assert str(bad.first_late) == ("v2#0 issued at cycle 3, planned 2: its stream waited at "
                                    "WaitGroup(0) for v1#0 until cycle 3")
