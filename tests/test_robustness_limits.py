@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 
+from warpweave import limits
 from warpweave.core.formats import model_from_dict
 from warpweave.core.search import search
 from warpweave.machines import normalize
@@ -91,3 +92,12 @@ def test_stating_a_large_problem_checks_the_deadline():
                          "edges": [{"src": "v0", "dst": "v0", "distance": 1}]})
     with limits.within(0.0), pytest.raises(limits.TimeUp):
         ENCODINGS.get("integer")(m, 1000, 2, constraint_set())
+
+
+def test_a_long_loop_that_states_nothing_checks_the_deadline():
+    """The encodings' loops over copy distances can be long and state nothing (windows already
+    apart): `limits.checked` stops them at the run's deadline (the fuzzer found a solve that
+    passed its time limit there)."""
+    with pytest.raises(limits.TimeUp), limits.within(0.05):
+        for _ in limits.checked(range(10**12), 4096):
+            pass

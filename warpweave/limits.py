@@ -31,7 +31,7 @@ import functools
 import signal
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from types import FrameType
 from typing import TypeVar
 
@@ -94,6 +94,15 @@ def check() -> None:
     d = _deadline.get()
     if d is not None and d.expired():
         raise TimeUp(d.limit)
+
+
+def checked(items: Iterable[T], every: int) -> Iterator[T]:
+    """`items`, with `check()` every `every` of them: for a long loop that may state nothing
+    (the deadline is otherwise checked as statements are added)."""
+    for n, item in enumerate(items, 1):
+        if n % every == 0:
+            check()
+        yield item
 
 
 class _State:

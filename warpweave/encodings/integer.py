@@ -28,10 +28,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from warpweave import limits
 from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
-from warpweave.encodings.ir import IntVar, LitOrConst
+from warpweave.encodings.ir import CHECK_EVERY, IntVar, LitOrConst
 from warpweave.encodings.view import Lifetime, View, neg
 
 Terms = list[tuple[int, Any]]
@@ -154,7 +155,7 @@ class IntegerEncoding(View):
         (vlo, vhi), (olo, ohi) = self._range(v), self._range(o)
         dmin, dmax = vlo - ohi, vhi - olo
         if not any(dmin < -k * I + occupancy and -k * I <= dmax
-                   for k in self.overlap_distances(occupancy)):
+                   for k in limits.checked(self.overlap_distances(occupancy), CHECK_EVERY)):
             return  # the windows already keep every copy apart
         guard = self._guard(unless)
         lo, hi = -((I - 1 - dmin) // I), (dmax - occupancy) // I

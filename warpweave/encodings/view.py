@@ -27,11 +27,12 @@ from typing import Any, ClassVar
 
 import attrs
 
+from warpweave import limits
 from warpweave.core.bounds import start_windows
 from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
-from warpweave.encodings.ir import BoolVar, IntVar, LitOrConst, Problem
+from warpweave.encodings.ir import CHECK_EVERY, BoolVar, IntVar, LitOrConst, Problem
 
 SEMANTICS = ("loop", "paper-q")
 
@@ -138,7 +139,14 @@ class View:
 
     def forbid_overlaps(self, v: str, o: str, occupancy: int,
                         unless: Sequence[LitOrConst] = ()) -> None:
-        for k in self.overlap_distances(occupancy):  # k = copy of v minus copy of o
+        # k = copy of v minus copy of o.  The distances can be many (a long L over a small I)
+        # and most state nothing (windows already apart), so the loop checks the run's deadline
+        # itself: the IR checks it only as statements are added.
+        distances = self.overlap_distances(occupancy)
+        if o == v:  # a copy of v meets only its copies less than `occupancy` cycles before it
+            distances = range(max(distances.start, 1), min(
+                distances.stop, -(-occupancy // self.smallest_interval())))
+        for k in limits.checked(distances, CHECK_EVERY):
             if o != v or k != 0:
                 self.forbid_overlap(v, o, k, occupancy, unless)
 
