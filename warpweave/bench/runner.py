@@ -218,7 +218,7 @@ def _gap(units, lower: int) -> float | None:
     return None if units is None else round((units.I - lower) / max(1, lower), 4)
 
 
-def _heuristic(model: Model, settings: Settings, without: tuple[str, ...] = ()) -> dict:
+def _heuristic(raw: Model, settings: Settings, without: tuple[str, ...] = ()) -> dict:
     """The heuristic on the model the search solves (as given, the same normalization), its
     answer mapped back and verified in raw cycles."""
     from warpweave.core.bounds import bounds
@@ -226,7 +226,6 @@ def _heuristic(model: Model, settings: Settings, without: tuple[str, ...] = ()) 
     from warpweave.core.registry import CONSTRAINTS
     from warpweave.pipeline import normalization
     tick = time.perf_counter()
-    raw = model
     norm = normalization(raw, settings.normalize)
     rules = [r for r in CONSTRAINTS.names() if r not in without]
     h = heuristic_schedule(norm.model if norm else raw, max_stages=settings.max_stages,
