@@ -56,8 +56,11 @@ def screen(text: str) -> list[str]:
 @pytest.fixture(autouse=True)
 def wide_terminal(monkeypatch):
     """A status line is cut at the terminal's width ($COLUMNS when the stream has no size): the
-    tests read whole lines, whatever terminal runs them."""
+    tests read whole lines, whatever terminal runs them.  The command line shows no display under
+    CI or TERM=dumb: the tests run as on a developer's terminal, wherever they run."""
     monkeypatch.setenv("COLUMNS", "200")
+    monkeypatch.setenv("TERM", "xterm")
+    monkeypatch.delenv("CI", raising=False)
 
 
 def test_off_a_terminal_nothing_is_written():
