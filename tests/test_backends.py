@@ -25,9 +25,10 @@ from .irgen import oracle, problems, random_3sat
 
 FAMILIES = ("cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat")
 SPECS = backend_specs()
-# One spec per family plus cpsat with two workers: the families' property test.
+# One spec per family plus cpsat's options (two workers, the tree search, no LP): the families'
+# property test.
 FAMILY_SPECS = [f for f in FAMILIES if f not in ("sat", "cpsat")] + [
-    "sat", "cpsat", "cpsat:workers=2", "cpsat:search=lbtree"]
+    "sat", "cpsat", "cpsat:workers=2", "cpsat:search=lbtree", "cpsat:lp=0"]
 SAT_SPECS = [s for s in SPECS if s.startswith("sat:")]
 # Every family, and every main PySAT solver, whose backend declares a time limit.
 TIMED_SPECS = [s for s in FAMILY_SPECS + [f"sat:{name}" for name in MAIN_SOLVERS
@@ -267,7 +268,7 @@ def test_capabilities_are_declared():
     assert TIME_LIMIT in backend("sat").capabilities
     assert TIME_LIMIT in backend("sat:minisat22").capabilities
     assert {s for s in FAMILY_SPECS if WARM_START in backend(s).capabilities} == {
-        "cbc", "highs", "sat", "cpsat", "cpsat:workers=2", "cpsat:search=lbtree"}
+        "cbc", "highs", "sat", "cpsat", "cpsat:workers=2", "cpsat:search=lbtree", "cpsat:lp=0"}
     assert WARM_START not in backend("sat:kissat404").capabilities
 
 

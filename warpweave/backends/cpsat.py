@@ -6,7 +6,8 @@ an implication is the linear constraint `OnlyEnforceIf(lit)`.  Assumptions are s
 `ClearAssumptions` / `AddAssumptions` on the kept model; a fresh `CpSolver` is made per call.
 The problem's hints are CP-SAT solution hints.
 
-Spec: `cpsat[:workers=N][,search=lbtree]` (default 1 worker, CP-SAT's default search).
+Spec: `cpsat[:workers=N][,search=lbtree][,lp=auto|0|1|2]` (default 1 worker, CP-SAT's default
+search, `lp=auto`).
 `search=lbtree` has CP-SAT's lower-bound tree search minimize (`optimize_with_lb_tree_search`):
 in raw cycles the default search walks the length down one cycle per solution (fa-bwd on h100:
 700 solutions after the bound had already reached the optimum), the tree search closes the gap
@@ -14,6 +15,13 @@ from the bound's side.  CP-SAT is deterministic for a fixed `random_seed` with o
 worker; with several workers the portfolio's threads race, so `workers=N` sets `interleave_search`,
 which runs the workers' strategies in a fixed interleaved order (deterministic whatever N).  A
 wall-clock time limit still makes the point where a search stops depend on machine load.
+
+`lp` is CP-SAT's `linearization_level` (0: no linear relaxation).  `auto` (the default) is 0 for
+a problem without an objective and CP-SAT's own default (1) for one with an objective: measured
+on the raw-cycle minimize search (benchmarks/README.md), the LP's cuts cost more than they prune
+on the infeasibility proofs (fa-bwd b200 subtiles=2, "I <= 2745 at 4 stages", deterministic
+time 7.2 with the LP against 2.1 without), while minimizing I needs its bound (the same kernel's
+2-stage minimize did not finish in 18 deterministic seconds without it, 1.3 with it).
 """
 
 from __future__ import annotations
@@ -35,21 +43,24 @@ from warpweave.encodings.ir import (
 )
 
 SEARCHES = ("default", "lbtree")
+LPS = ("auto", "0", "1", "2")
 
 
-def parse_options(options: str | None) -> tuple[int, str]:
-    """`workers=N,search=S` -> (N, S) (default 1, "default")."""
-    workers, search = 1, "default"
+def parse_options(options: str | None) -> tuple[int, str, str]:
+    """`workers=N,search=S,lp=P` -> (N, S, P) (default 1, "default", "auto")."""
+    workers, search, lp = 1, "default", "auto"
     for part in filter(None, (options or "").split(",")):
         key, _, value = part.partition("=")
         if key == "workers" and value.isdigit() and int(value) >= 1:
             workers = int(value)
         elif key == "search" and value in SEARCHES:
             search = value
+        elif key == "lp" and value in LPS:
+            lp = value
         else:
-            raise ValueError(f"cpsat options are workers=N (N >= 1) and search="
-                             f"{'|'.join(SEARCHES)}, got {options!r}")
-    return workers, search
+            raise ValueError(f"cpsat options are workers=N (N >= 1), search="
+                             f"{'|'.join(SEARCHES)} and lp={'|'.join(LPS)}, got {options!r}")
+    return workers, search, lp
 
 
 def build_model(problem: Problem):
@@ -132,6 +143,10 @@ class CpSatSession(LoadedSession):
         params.num_workers = self.backend.workers
         params.interleave_search = self.backend.workers > 1
         params.optimize_with_lb_tree_search = self.backend.search == "lbtree"
+        if self.backend.lp != "auto":
+            params.linearization_level = int(self.backend.lp)
+        elif self.problem.objective is None:
+            params.linearization_level = 0
         params.log_search_progress = False
         limit = deadline.remaining()
         if limit is not None:
@@ -165,22 +180,22 @@ class CpSatBackend(SessionBackend):
 
     def __init__(self, options: str | None = None, seed: int = 0):
         super().__init__(options, seed)
-        self.workers, self.search = parse_options(options)
-
+        self.workers, self.search, self.lp = parse_options(options)
 
     @classmethod
     def variants(cls) -> list[str]:
-        return ["workers=1", "workers=2", "search=lbtree"]
+        return ["workers=1", "workers=2", "search=lbtree", "lp=0"]
 
     @classmethod
     def choices(cls) -> dict:
-        return {"syntax": "cpsat[:workers=N][,search=default|lbtree]",
-                "defaults": ["workers=1", "search=default"]}
+        return {"syntax": "cpsat[:workers=N][,search=default|lbtree][,lp=auto|0|1|2]",
+                "defaults": ["workers=1", "search=default", "lp=auto"]}
 
     @property
     def spec(self) -> str:
         return f"cpsat:workers={self.workers}" + \
-            (f",search={self.search}" if self.search != "default" else "")
+            (f",search={self.search}" if self.search != "default" else "") + \
+            (f",lp={self.lp}" if self.lp != "auto" else "")
 
     def version(self) -> str:
         import ortools

@@ -473,8 +473,11 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
     with I ranging; a schedule there is optimal in I and, being at the smallest stage count
     possible, in L.  Otherwise, per stage count upward: a later stage count only has a longer
     L, so after the first answer it only has to beat I: `I <= best - 1` is asked, and
-    infeasibility then proves the answer optimal for that stage count too.  Once the best I is
-    the lower bound, no later stage count can beat it and nothing is left to ask.
+    infeasibility then proves the answer optimal for that stage count too.  That question is
+    usually infeasible, so it is asked first without an objective (a feasibility question; the
+    CP-SAT backend then drops its LP relaxation, which costs more than it prunes on such proofs:
+    benchmarks/README.md); only a schedule it finds is then minimized, from that schedule.  Once
+    the best I is the lower bound, no later stage count can beat it and nothing is left to ask.
 
     With a valid schedule `upper` (at most `s_max` stages), the questions ask for I up to its
     I from the start: the stage counts too short for the longest path at that I are answered
@@ -486,6 +489,32 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
         if schedule is not None:  # its L is minimal only if the solve was
             found.optimal, found.lower = status == "optimal", b.lower
             return
+
+    def question(S: int, top: int, lengths: tuple[int, int], hint: Schedule | None,  # noqa: N803
+                 feasibility: bool = False) -> tuple[str, Schedule | None, int]:
+        """Is some I in [lower, top] feasible at S (the least, then the least L, unless only
+        `feasibility` is asked)?  (status, its schedule, the least I not ruled out)."""
+        limit()  # out of time: stop before stating a problem that will not be solved
+        announce(Attempt(b.lower, S, lengths, SOLVING, solver.how, phase="minimize",
+                         interval=(b.lower, top)))
+        tick = time.perf_counter()
+        view = solver.view(top, S, cons, b.min_length, interval=(b.lower, top))
+        if hint is not None:
+            view.hint(hint)  # nothing where it does not fit
+        if feasibility:
+            view.problem.objective = None
+        encoded = time.perf_counter() - tick
+        result, schedule = solver.solve(view, cons, limit())
+        status = _status(result)
+        if schedule is not None:
+            found.best = schedule
+        record(Attempt(schedule.I if schedule else b.lower, S, lengths, status, solver.how,
+                       time.perf_counter() - tick, schedule.L if schedule else None,
+                       "minimize", encoded, result.build_seconds, result.solve_seconds,
+                       interval=(b.lower, top)))
+        at = result.bound // (view.L + 1) if result.bound is not None else b.lower
+        return status, schedule, at
+
     proven = True
     floor = None  # smallest I not ruled out at the stage counts not decided
     S = 0
@@ -501,26 +530,21 @@ def _minimize(b: Bounds, s_max: int, cons, solver: _Solver, limit, record, annou
                               stages_from=S))
             S = last
             continue
-        limit()  # out of time: stop before stating a problem that will not be solved
-        announce(Attempt(b.lower, S, lengths, SOLVING, solver.how, phase="minimize",
-                         interval=(b.lower, top)))
-        tick = time.perf_counter()
-        view = solver.view(top, S, cons, b.min_length, interval=(b.lower, top))
-        if upper is not None and found.best is None:
-            view.hint(upper)  # nothing where it does not fit
-        encoded = time.perf_counter() - tick
-        result, schedule = solver.solve(view, cons, limit())
-        status = _status(result)
-        if schedule is not None:
-            found.best = schedule
-        record(Attempt(schedule.I if schedule else b.lower, S, lengths, status, solver.how,
-                       time.perf_counter() - tick, schedule.L if schedule else None,
-                       "minimize", encoded, result.build_seconds, result.solve_seconds,
-                       interval=(b.lower, top)))
+        hint = upper if found.best is None else None
+        if found.best is not None:  # usually infeasible: first the question without objective
+            status, schedule, _ = question(S, top, lengths, None, feasibility=True)
+            if status == "infeasible":
+                continue
+            if schedule is None:
+                proven = False
+                floor = b.lower if floor is None else min(floor, b.lower)
+                continue
+            top, hint = schedule.I, schedule  # a better I: minimize from it
+            lengths = (lengths[0], S * top)
+        status, schedule, view_bound = question(S, top, lengths, hint)
         if status not in ("optimal", "infeasible"):
             proven = False
-            at = result.bound // (view.L + 1) if result.bound is not None else b.lower
-            floor = at if floor is None else min(floor, at)
+            floor = view_bound if floor is None else min(floor, view_bound)
     if proven and found.best is None and upper is not None:
         raise SearchBug(f"{solver.how} showed every I up to {upper.I} infeasible at every stage "
                         f"count, but a valid schedule has I = {upper.I} in {upper.stages}")
