@@ -22,9 +22,9 @@ from pathlib import Path
 from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model
 from warpweave.core.heuristic import heuristic_schedule
-from warpweave.core.search import search
 from warpweave.core.streaming import apply_streaming
 from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND, normalization
+from warpweave.search import search
 
 
 def compare(path: str, backend: str, encoding: str, time_limit: float | None,

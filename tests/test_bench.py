@@ -19,9 +19,9 @@ from warpweave.bench.summary import collapse, config_rows, heuristic_rows
 from warpweave.cli import main
 from warpweave.core.errors import InputError
 from warpweave.core.registry import KERNELS
-from warpweave.core.search import SOLVING
 from warpweave.kernels import kernel_spec
 from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND
+from warpweave.search import SOLVING
 
 TINY = ["sat", "cpsat"]   # two configurations: the sweep on the compact encoding
 LABELS = ["sat/compact sweep", "cpsat/compact sweep"]

@@ -44,8 +44,8 @@ from warpweave.core.formats import (
 )
 from warpweave.core.model import Model, WarpGroup
 from warpweave.core.oracle import Oracle, OracleBudget
-from warpweave.core.search import Outcome, search
 from warpweave.core.verify import verify
+from warpweave.search import Outcome, search
 
 from .crosscheck_support import (
     ENCODING_NAMES,

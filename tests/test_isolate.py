@@ -13,8 +13,8 @@ import pytest
 
 from warpweave.backends.base import Backend, Status
 from warpweave.core.formats import model_from_dict
-from warpweave.core.registry import BACKENDS, ENCODINGS
-from warpweave.core.search import constraint_set, search
+from warpweave.core.registry import BACKENDS, ENCODINGS, constraint_set
+from warpweave.search import search
 
 from .conftest import LATE
 

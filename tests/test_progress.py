@@ -15,8 +15,8 @@ import attrs
 import pytest
 
 from warpweave.cli import main
-from warpweave.core.search import SOLVING, Attempt, SearchBug
 from warpweave.progress import ERASE, Progress
+from warpweave.search import SOLVING, Attempt, SearchBug
 
 from .conftest import EXAMPLES
 

@@ -9,8 +9,8 @@ import itertools
 import pytest
 
 from warpweave.core.formats import model_from_dict
+from warpweave.core.registry import constraint_set
 from warpweave.core.schedule import Schedule
-from warpweave.core.search import constraint_set, decide
 from warpweave.core.verify import verify
 from warpweave.kernels import build
 from warpweave.kernels.questions import TOPICS, Case, Question, Topic
@@ -28,6 +28,7 @@ from warpweave.kernels.roles import (
     WindowsOverlap,
 )
 from warpweave.reproduce import ALLOWED, EXCLUDED, FORCED, Asker, Settings, ask
+from warpweave.search import decide
 
 # Figure 1's loop on two groups, with a spill that makes a cross-group S -> P cost a cycle.
 TWO_GROUPS = model_from_dict({

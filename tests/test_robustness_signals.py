@@ -14,8 +14,7 @@ import pytest
 
 from warpweave import limits
 from warpweave.backends.driver import Deadline, interrupt_at
-from warpweave.core.registry import ENCODINGS, backend
-from warpweave.core.search import constraint_set
+from warpweave.core.registry import ENCODINGS, backend, constraint_set
 
 # os.register_at_fork has no way back: one hook per moment of the fork, each armed per test.
 ARMED: dict[str, bool] = {"before": False, "after_in_parent": False}
@@ -54,7 +53,7 @@ def test_a_sigint_inside_the_fork_is_raised_after_it(problem, default_sigint, mo
 
 
 def test_the_search_stops_on_a_sigint_inside_the_fork(fa_model, default_sigint):
-    from warpweave.core.search import search
+    from warpweave.search import search
     ARMED["after_in_parent"] = True
     out = search(fa_model, backend="sat")
     assert out.interrupted and out.notes == ("interrupted",) and out.status == "unknown"

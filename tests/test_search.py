@@ -15,12 +15,12 @@ from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
 from warpweave.core.heuristic import heuristic_schedule
 from warpweave.core.oracle import Oracle, OracleBudget
-from warpweave.core.registry import ENCODINGS
+from warpweave.core.registry import ENCODINGS, constraint_set
 from warpweave.core.schedule import Schedule
-from warpweave.core.search import SOLVING, SearchBug, constraint_set, search
 from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding
 from warpweave.progress import Progress
+from warpweave.search import SOLVING, SearchBug, search
 
 from .conftest import EXAMPLES, LATE
 from .independent_check import broken_rules
@@ -410,8 +410,8 @@ def test_an_upper_bound_that_breaks_a_rule_is_not_used(fa_model):
 def test_overlapping_ruled_out_ranges_read_as_one():
     """The probe's I = lower bound at S=1, then the minimize question over I=64..81 at S=1: one
     entry; ranges that neither meet nor overlap stay apart."""
-    from warpweave.core.search import _merge
-    assert _merge([((64, 64), (1, 1)), ((64, 81), (1, 1))], 0) == [((64, 81), (1, 1))]
-    assert _merge([((64, 70), (1, 1)), ((72, 81), (1, 1))], 0) == \
+    from warpweave.search.outcome import merge
+    assert merge([((64, 64), (1, 1)), ((64, 81), (1, 1))], 0) == [((64, 81), (1, 1))]
+    assert merge([((64, 70), (1, 1)), ((72, 81), (1, 1))], 0) == \
         [((64, 70), (1, 1)), ((72, 81), (1, 1))]
-    assert _merge([((2, 2), (1, 1)), ((2, 2), (2, 3))], 1) == [((2, 2), (1, 3))]
+    assert merge([((2, 2), (1, 1)), ((2, 2), (2, 3))], 1) == [((2, 2), (1, 3))]

@@ -40,11 +40,11 @@ from warpweave.core.formats import (
 from warpweave.core.formats import load_model as _load_model_file
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
-from warpweave.core.search import Attempt
 from warpweave.core.verify import Violation
 from warpweave.outputs import file_stem, output_dir, output_file, replacing, write_into
 from warpweave.pipeline import Options, Relaxation, Run, load_target, report, run_solve
 from warpweave.scale.result import Improvement
+from warpweave.search import Attempt
 
 Source = str | os.PathLike | Mapping
 _DEFAULT = Options()

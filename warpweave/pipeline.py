@@ -27,15 +27,15 @@ from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
 from warpweave.core.formats import STDIN, load_model, schedule_report
 from warpweave.core.model import Model
-from warpweave.core.registry import ENCODINGS
+from warpweave.core.registry import ENCODINGS, constraint_set
 from warpweave.core.schedule import Schedule
-from warpweave.core.search import Attempt, Outcome, check_limits, constraint_set, search
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
 from warpweave.scale.method import choose as choose_method
 from warpweave.scale.method import run_method, to_outcome
 from warpweave.scale.result import Listener, ScaleResult, gap
+from warpweave.search import Attempt, Outcome, check_limits, search
 
 # The defaults live in warpweave.defaults (the command line's parser reads them too).
 DEFAULT_ENCODING = defaults.ENCODING

@@ -1,6 +1,6 @@
 """The search's progress on a terminal: a line per answered question, and a live status line.
 
-`Progress` is the `progress` callback of `warpweave.core.search.search` for the command line.  On
+`Progress` is the `progress` callback of `warpweave.search.search` for the command line.  On
 a terminal (its stream, stderr by default, is a TTY) it prints one line per answer and, while a
 solver call runs, a status line naming the question being solved and its seconds so far, redrawn
 about once a second by a daemon thread; the status line is erased when the answer's line takes its
@@ -17,7 +17,7 @@ import threading
 import time
 from typing import TextIO
 
-from warpweave.core.search import SOLVING, Attempt
+from warpweave.search import SOLVING, Attempt
 
 ERASE = "\r\x1b[K"  # back to the start of the line, then erase to its end (ANSI)
 

@@ -4,7 +4,7 @@ the optimal I - what `warpweave reproduce` runs.
 For each case (a kernel, machine, parameters and inventory) the default pipeline finds the
 optimal I (in its normalized units; `pipeline.run_solve`), with the tie-breakers fewest groups,
 then fewest cross-group data edges, so that the one schedule shown is a canonical one.  Then, for
-each question, two decisions at that I (`core.search.decide`, every stage count up to the
+each question, two decisions at that I (`warpweave.search.decide`, every stage count up to the
 search's bound):
 
 - the shape imposed: infeasible -> **excluded** (no optimal schedule has it);
@@ -34,10 +34,11 @@ import attrs
 from warpweave import defaults
 from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
-from warpweave.core.search import constraint_set, decide
+from warpweave.core.registry import constraint_set
 from warpweave.kernels.questions import TOPICS, Case, Question, Topic
 from warpweave.kernels.roles import Require, Shape, roles
 from warpweave.pipeline import Options, Run, load_target, run_solve
+from warpweave.search import decide
 
 FORCED, ALLOWED, EXCLUDED, UNKNOWN = "forced", "allowed", "excluded", "unknown"
 TIE_BREAKERS = ("groups", "cross_edges")

@@ -25,7 +25,7 @@ from warpweave.bench.configs import Config
 from warpweave.bench.suites import Case
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
-from warpweave.core.search import SOLVING
+from warpweave.search import SOLVING
 
 DECIDED = ("optimal", "infeasible")
 

@@ -37,7 +37,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INPUT
     from warpweave import limits
     from warpweave.core.errors import InputError
-    from warpweave.core.search import SearchBug
+    from warpweave.search import SearchBug
     # --time-limit bounds the whole command where it is the run's limit (loading the model,
     # the bounds, normalization, the search); crosscheck's is per run, bench's per case.
     seconds = getattr(args, "time_limit", None) if args.command in WHOLE_RUN_LIMIT else None

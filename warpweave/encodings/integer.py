@@ -84,6 +84,11 @@ class IntegerEncoding(View):
             return [(1, self._length)]
         return [(self.L + 1, self.i_var), (1, self._length)]
 
+    def least_interval(self, bound: int) -> int:
+        """The least I a solver's proven lower `bound` on the objective leaves possible (the
+        objective is I * (L_max + 1) + L with L <= L_max, so I = objective // (L_max + 1))."""
+        return (bound - self.problem.objective_offset) // (self.L + 1)
+
     def _range(self, v: str) -> tuple[int, int]:
         x = self._m[v]
         return x.lb, x.ub

@@ -9,7 +9,7 @@ A `Shape` is such a statement as an object: `holds` measures it on a schedule, `
 positive)` states "lit implies the shape" (or its negation) through an encoding's variable view,
 so shapes combine (`All`, `Any`, `Not`) and can be imposed or forbidden.  `Require(shape)` and
 `Require(shape, False)` are ordinary `Constraint`s (a `check` and an `encode`), passed to
-`run_solve(extra=...)` or `core.search.decide`; they are not registered, because they are
+`run_solve(extra=...)` or `warpweave.search.decide`; they are not registered, because they are
 questions about a kernel, not rules of the machine.  Asking both at the optimal I tells a shape
 every optimal schedule has (forced) from one some have (allowed) and one none has (excluded):
 `warpweave.kernels.questions`.

@@ -1,7 +1,7 @@
 """The lower bound every answer's gap is measured against: max(ResMII, RecMII), raised by what the
 exact search proves in the time given.
 
-The exact search (`core.search`, the minimize strategy: the probe at the lower bound, then one
+The exact search (`warpweave.search`, the minimize strategy: the probe at the lower bound, then one
 problem per stage count with I a variable) runs in a forked child that is killed when its time
 is up, so a model whose encoding alone takes longer than the budget still returns on time.  What
 it proves holds for the stage counts it searched (S <= its stage bound); its best schedule, if it
@@ -43,7 +43,7 @@ def structural(b: Bounds) -> LowerBound:
 
 
 def _child(model, constraints, options, send) -> None:
-    from warpweave.core.search import search
+    from warpweave.search import search
     try:
         o = search(model, constraints=constraints, isolate=False, **options)
         send.send(("done", (o.lower_bound, o.schedule, o.optimal, o.max_stages, o.status)))

@@ -16,10 +16,10 @@ import attrs
 from warpweave.core.constraints import Constraint
 from warpweave.core.errors import InputError
 from warpweave.core.model import Model
-from warpweave.core.search import Outcome
 from warpweave.core.verify import verify
 from warpweave.defaults import AUTO_EXACT_OPS, METHODS
 from warpweave.scale.result import Listener, ScaleResult
+from warpweave.search import Outcome
 
 GAUS_EXTRA = "the gaus method needs PyTorch: pip install 'warpweave[gaus]'"
 

@@ -54,7 +54,7 @@ def solve_point(task: Task) -> dict:
     from warpweave import api
     from warpweave.core.errors import InputError
     from warpweave.core.formats import model_from_dict
-    from warpweave.core.search import SearchBug
+    from warpweave.search import SearchBug
     from warpweave.sweeps.store import LIMITS
     from warpweave.sweeps.throughput import resources
 

@@ -180,9 +180,9 @@ def check_options(options: Mapping[str, Any], model_doc: Mapping[str, Any] | Non
     to check the normalization against (None: none was built)."""
     from warpweave import defaults
     from warpweave.core.formats import model_from_dict
-    from warpweave.core.registry import ENCODINGS, backend
-    from warpweave.core.search import check_limits, constraint_set
+    from warpweave.core.registry import ENCODINGS, backend, constraint_set
     from warpweave.pipeline import normalization
+    from warpweave.search import check_limits
     check_limits(options.get("time_limit"), options.get("solve_limit"),
                  options.get("max_stages"))
     constraint_set(without=options.get("without", ()))
