@@ -415,3 +415,19 @@ def test_overlapping_ruled_out_ranges_read_as_one():
     assert merge([((64, 70), (1, 1)), ((72, 81), (1, 1))], 0) == \
         [((64, 70), (1, 1)), ((72, 81), (1, 1))]
     assert merge([((2, 2), (1, 1)), ((2, 2), (2, 3))], 1) == [((2, 2), (1, 3))]
+
+
+def test_the_integer_encoding_decodes_the_least_i_an_objective_bound_leaves():
+    """An unfinished minimize question rules out the I below what the solver's bound on the
+    objective leaves, as the encoding decodes it: never above the I of a schedule whose
+    objective meets the bound, and that I at its own objective (conftest.LATE at S=1: I=3)."""
+    from warpweave.core.registry import backend
+    late = model_from_dict(LATE)
+    cons = constraint_set()
+    view = ENCODINGS.get("integer")(late, 5, 1, cons, interval=(1, 5))
+    result = backend("cpsat").solve(view.problem)
+    schedule = view.decode(result.values)
+    assert schedule.I == 3
+    assert view.least_interval(result.objective) == 3
+    assert all(view.least_interval(b) <= 3 for b in range(result.objective + 1))
+    assert view.least_interval(result.objective - schedule.L - 1) == 2
