@@ -14,7 +14,7 @@ torch = pytest.importorskip("torch", reason="GauS needs PyTorch: pip install 'wa
 
 from warpweave.bench.random_graphs import scale_graph  # noqa: E402
 from warpweave.cli import main  # noqa: E402
-from warpweave.core.registry import constraint_set  # noqa: E402
+from warpweave.core.constraints import constraint_set  # noqa: E402
 from warpweave.core.verify import verify  # noqa: E402
 from warpweave.pipeline import load_target, normalization  # noqa: E402
 from warpweave.scale.gaus import GausOptions, gaus_schedule  # noqa: E402

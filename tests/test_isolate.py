@@ -12,8 +12,9 @@ import time
 import pytest
 
 from warpweave.backends.base import Backend, Status
+from warpweave.core.constraints import constraint_set
 from warpweave.core.formats import model_from_dict
-from warpweave.core.registry import BACKENDS, ENCODINGS, constraint_set
+from warpweave.core.registry import BACKENDS, ENCODINGS
 from warpweave.search import search
 
 from .conftest import LATE

@@ -12,8 +12,8 @@ from hypothesis import HealthCheck, given, settings
 
 from warpweave.bench.random_graphs import scale_graph
 from warpweave.cli import main
+from warpweave.core.constraints import constraint_set
 from warpweave.core.heuristic import heuristic_schedule
-from warpweave.core.registry import constraint_set
 from warpweave.core.verify import verify
 from warpweave.scale.lns import LnsOptions, lns_schedule
 from warpweave.scale.method import AUTO_EXACT_OPS, choose

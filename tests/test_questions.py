@@ -8,8 +8,8 @@ import itertools
 
 import pytest
 
+from warpweave.core.constraints import constraint_set
 from warpweave.core.formats import model_from_dict
-from warpweave.core.registry import constraint_set
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
 from warpweave.kernels import build

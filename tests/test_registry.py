@@ -63,7 +63,7 @@ def installed_plugin(install_plugin):
 @pytest.mark.parametrize("backend", ["cbc", "highs", "z3", "cvc5", "yices", "sat", "cpsat"])
 def test_a_plugin_constraint_works_on_every_backend_and_encoding(installed_plugin, fa_model,
                                                                  backend, encoding):
-    from warpweave.core.registry import constraint_set
+    from warpweave.core.constraints import constraint_set
     from warpweave.core.verify import verify
     from warpweave.search import search
 

@@ -85,7 +85,8 @@ def test_stating_a_large_problem_checks_the_deadline():
     """The IR checks the run's deadline every CHECK_EVERY variables and constraints, so an
     encoding of a thousand ops stops with the time limit instead of minutes later."""
     from warpweave import limits
-    from warpweave.core.registry import ENCODINGS, constraint_set
+    from warpweave.core.constraints import constraint_set
+    from warpweave.core.registry import ENCODINGS
     ops = [{"name": f"v{k}", "uses": {"tc": 1}} for k in range(1000)]
     m = model_from_dict({"name": "wide", "machine": TOY, "ops": ops,
                          "edges": [{"src": "v0", "dst": "v0", "distance": 1}]})

@@ -14,7 +14,8 @@ import pytest
 
 from warpweave import limits
 from warpweave.backends.driver import Deadline, interrupt_at
-from warpweave.core.registry import ENCODINGS, backend, constraint_set
+from warpweave.core.constraints import constraint_set
+from warpweave.core.registry import ENCODINGS, backend
 
 # os.register_at_fork has no way back: one hook per moment of the fork, each armed per test.
 ARMED: dict[str, bool] = {"before": False, "after_in_parent": False}

@@ -90,7 +90,8 @@ def test_solve_and_heuristic_reports_and_the_ir_validate(tmp_path):
     none = ww.solve(model, isolate=False, max_stages=1, without=("completion",), time_limit=1e-6)
     valid("schedule", none.to_dict())
 
-    from warpweave.core.registry import ENCODINGS, constraint_set
+    from warpweave.core.constraints import constraint_set
+    from warpweave.core.registry import ENCODINGS
     from warpweave.encodings.ir import Problem
     m = ww.load_model(model)
     for enc in ENCODINGS.names():

@@ -10,12 +10,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from warpweave.cli import main
-from warpweave.core.constraints import Capacity
+from warpweave.core.constraints import Capacity, constraint_set
 from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
 from warpweave.core.heuristic import heuristic_schedule
 from warpweave.core.oracle import Oracle, OracleBudget
-from warpweave.core.registry import ENCODINGS, constraint_set
+from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding

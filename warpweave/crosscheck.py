@@ -23,11 +23,12 @@ from pathlib import Path
 import attrs
 
 from warpweave.core.bounds import bounds
+from warpweave.core.constraints import constraint_set
 from warpweave.core.errors import InputError
 from warpweave.core.formats import model_to_dict, schedule_to_dict, write_document
 from warpweave.core.model import Model
 from warpweave.core.oracle import Oracle, OracleBudget
-from warpweave.core.registry import ENCODINGS, constraint_set
+from warpweave.core.registry import ENCODINGS
 from warpweave.pipeline import Options, Run, run_solve
 from warpweave.reduce import Reduction, reduce_model
 from warpweave.search import SearchBug

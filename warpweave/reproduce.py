@@ -32,9 +32,8 @@ from collections.abc import Callable, Sequence
 import attrs
 
 from warpweave import defaults
-from warpweave.core.constraints import Constraint
+from warpweave.core.constraints import Constraint, constraint_set
 from warpweave.core.model import Model
-from warpweave.core.registry import constraint_set
 from warpweave.kernels.questions import TOPICS, Case, Question, Topic
 from warpweave.kernels.roles import Require, Shape, roles
 from warpweave.pipeline import Options, Run, load_target, run_solve

@@ -15,11 +15,13 @@ is written once for both.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from warpweave.core import verify
+from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import Rule, Violation
 
@@ -282,3 +284,16 @@ class Concurrency(_Builtin):
                 occ = 1 if other.is_async else other.cycles
                 view.forbid_overlaps(v, other.name, occ, unless=[
                     neg(trigger), neg(view.same_group(v, other.name))])
+
+
+def constraint_set(without: Iterable[str] = (),
+                   only: Iterable[str] | None = None) -> list[Constraint]:
+    """The constraints of a run, as instances: every registered one (built-ins and plugins, the
+    registry's `CONSTRAINTS`) minus `without`, and, with `only`, just those; InputError naming
+    an unknown one."""
+    names = CONSTRAINTS.names()
+    for name in [*without, *(only or [])]:
+        if name not in names:
+            raise InputError(f"unknown constraint (known: {', '.join(names)})", value=name)
+    chosen = [n for n in names if n not in set(without) and (only is None or n in set(only))]
+    return [CONSTRAINTS.get(n)() for n in chosen]

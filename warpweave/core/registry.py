@@ -7,14 +7,10 @@ keep working.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from importlib.metadata import EntryPoint, entry_points
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from warpweave.core.errors import InputError
-
-if TYPE_CHECKING:
-    from warpweave.core.constraints import Constraint
 
 
 class Registry:
@@ -103,15 +99,3 @@ def backend_specs() -> list[str]:
         variants = cls.variants() if hasattr(cls, "variants") else []
         out += [f"{family}:{v}" for v in variants] if variants else [family]
     return out
-
-
-def constraint_set(without: Iterable[str] = (),
-                   only: Iterable[str] | None = None) -> list[Constraint]:
-    """The constraints of a run, as instances: every registered one (built-ins and plugins)
-    minus `without`, and, with `only`, just those; InputError naming an unknown one."""
-    names = CONSTRAINTS.names()
-    for name in [*without, *(only or [])]:
-        if name not in names:
-            raise InputError(f"unknown constraint (known: {', '.join(names)})", value=name)
-    chosen = [n for n in names if n not in set(without) and (only is None or n in set(only))]
-    return [CONSTRAINTS.get(n)() for n in chosen]

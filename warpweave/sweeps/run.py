@@ -179,8 +179,9 @@ def check_options(options: Mapping[str, Any], model_doc: Mapping[str, Any] | Non
     one input error, not a failed record for every point.  `model_doc`: a model of the sweep,
     to check the normalization against (None: none was built)."""
     from warpweave import defaults
+    from warpweave.core.constraints import constraint_set
     from warpweave.core.formats import model_from_dict
-    from warpweave.core.registry import ENCODINGS, backend, constraint_set
+    from warpweave.core.registry import ENCODINGS, backend
     from warpweave.pipeline import normalization
     from warpweave.search import check_limits
     check_limits(options.get("time_limit"), options.get("solve_limit"),
