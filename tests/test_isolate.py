@@ -12,6 +12,7 @@ import time
 import pytest
 
 from warpweave.backends.base import Backend, Status
+from warpweave.backends.isolate import solve_isolated
 from warpweave.core.constraints import constraint_set
 from warpweave.core.formats import model_from_dict
 from warpweave.core.registry import BACKENDS, ENCODINGS
@@ -54,21 +55,21 @@ def problem(fa_model):
 
 def test_a_solver_that_ignores_its_limit_is_killed(problem):
     tick = time.perf_counter()
-    result = Sleepy().solve_isolated(problem, time_limit=0.2)
+    result = solve_isolated(Sleepy(), problem, 0.2)
     assert result.status == Status.TIMEOUT and "killed" in result.how
     assert time.perf_counter() - tick < 10
 
 
 def test_a_crash_or_an_exception_costs_one_answer(problem):
-    crashed = Crashy().solve_isolated(problem)
+    crashed = solve_isolated(Crashy(), problem, None)
     assert crashed.status == Status.UNKNOWN and "exit code -11" in crashed.how
-    raised = Raising().solve_isolated(problem)
+    raised = solve_isolated(Raising(), problem, None)
     assert raised.status == Status.UNKNOWN and "RuntimeError: boom" in raised.how
 
 
 def test_answers_come_back_whole(problem):
     from warpweave.core.registry import backend
-    direct, isolated = backend("sat").solve(problem), backend("sat").solve_isolated(problem)
+    direct, isolated = backend("sat").solve(problem), solve_isolated(backend("sat"), problem, None)
     assert isolated.status == direct.status and isolated.objective == direct.objective
     assert set(isolated.values) == set(problem.vars) and problem.check(isolated.values) == []
 

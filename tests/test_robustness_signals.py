@@ -14,6 +14,7 @@ import pytest
 
 from warpweave import limits
 from warpweave.backends.driver import Deadline, interrupt_at
+from warpweave.backends.isolate import solve_isolated
 from warpweave.core.constraints import constraint_set
 from warpweave.core.registry import ENCODINGS, backend
 
@@ -48,7 +49,7 @@ def problem(fa_model):
 def test_a_sigint_inside_the_fork_is_raised_after_it(problem, default_sigint, moment):
     ARMED[moment] = True
     with pytest.raises(KeyboardInterrupt):
-        backend("sat").solve_isolated(problem)
+        solve_isolated(backend("sat"), problem, None)
     assert not ARMED[moment], "the hook did not run: no fork happened"
     assert multiprocessing.active_children() == []  # the child was killed and reaped
 

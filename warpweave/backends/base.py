@@ -124,8 +124,3 @@ class Backend:
 
     def session(self, problem: Problem) -> Session:
         return Session(self, problem)
-
-    def solve_isolated(self, problem: Problem, *, time_limit: float | None = None) -> Result:
-        """`solve` in a child process: a hard time limit, Ctrl-C at once, crashes contained."""
-        from warpweave.backends.isolate import solve_isolated
-        return solve_isolated(self, problem, time_limit)

@@ -26,6 +26,7 @@ from collections.abc import Collection, Mapping, Sequence
 
 import attrs
 
+from warpweave.backends.isolate import solve_isolated
 from warpweave.core.constraints import Constraint
 from warpweave.core.ims import folded_runs
 from warpweave.core.model import Model, Op
@@ -224,9 +225,8 @@ def reoptimize(model: Model, schedule: Schedule, free: Collection[str],
     if hints:
         p.hint(hints)
     solver = make_backend(backend, seed=seed)
-    solve = solver.solve_isolated if isolate and hasattr(solver, "solve_isolated") \
-        else solver.solve
-    result = solve(p, time_limit=time_limit)
+    result = solve_isolated(solver, p, time_limit) if isolate else \
+        solver.solve(p, time_limit=time_limit)
     status = result.status.value
     if not result.status.has_solution:
         return Reoptimized(None, status, time.perf_counter() - tick, len(sub.ops))

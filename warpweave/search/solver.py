@@ -12,6 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from warpweave.backends.isolate import solve_isolated
 from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.registry import ENCODINGS
@@ -34,7 +35,7 @@ class Solver:
     """Builds and solves one (I, S) problem of `model`; verifies what comes back.
 
     `how` names it in the proof (`backend spec/encoding`).  With `isolate` every call runs in a
-    child process where the backend offers it (hard time limits, prompt Ctrl-C, contained
+    forked child (`warpweave.backends.isolate`: hard time limits, prompt Ctrl-C, contained
     crashes).  `bug_dir` is where a rejected schedule's IR is written (default: here)."""
 
     def __init__(self, model: Model, backend: str, encoding: str, seed: int,
@@ -60,10 +61,10 @@ class Solver:
     def solve(self, view, cons: Sequence[Constraint], limit: float | None):
         """(the backend's result, the decoded schedule if every constraint in `cons` accepts
         it, else None); SearchBug when a constraint rejects it."""
-        solve = self.backend.solve
-        if self.isolate and hasattr(self.backend, "solve_isolated"):
-            solve = self.backend.solve_isolated
-        result = solve(view.problem, time_limit=limit)
+        if self.isolate:
+            result = solve_isolated(self.backend, view.problem, limit)
+        else:
+            result = self.backend.solve(view.problem, time_limit=limit)
         if not result.status.has_solution:
             return result, None
         schedule = view.decode(result.values)
