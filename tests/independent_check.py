@@ -41,7 +41,7 @@ def broken_rules(model: dict, schedule: dict, semantics: str = "loop",
                       "dist": e.get("distance", 0), "data": e.get("kind", "data") == "data",
                       "blocking": e.get("blocking", False),
                       "across": e.get("handoff", ops[e["src"]]["spill"]),
-                      "within": e.get("handoff_local", 0)})
+                      "within": e.get("handoff_local", 0), "hold": e.get("hold", 0)})
     I, L = schedule["I"], schedule["L"]
     M, A = schedule["start"], schedule["group"]
     S = math.ceil(L / I)
@@ -86,7 +86,7 @@ def broken_rules(model: dict, schedule: dict, semantics: str = "loop",
                     if j < 0:
                         continue  # read before the loop
                     if j < n:
-                        ends.append(tau(e["dst"], j))
+                        ends.append(tau(e["dst"], j) + e["hold"])  # done reading it
                         if i >= 0 and tau(e["dst"], j) < tau(v, i):
                             bad.add("liveness")
                     else:

@@ -5,7 +5,8 @@ longer than I (up to twice `max_cycles`, several times the small I drawn), multi
 tables with idle rows, data and order edges with distances 0-3 (distance-0
 edges only go forward, so no zero-distance cycle), blocking edges, variable-latency ops, 1-3 warp
 groups with different warps and register limits, registers, memory footprints against tight
-capacities, spill costs and async ops.  Everything shrinks towards the simplest model.
+capacities, spill costs, async ops and readers that hold their value past their issue.
+Everything shrinks towards the simplest model.
 """
 
 from __future__ import annotations
@@ -65,6 +66,8 @@ def model_docs(draw, max_ops: int = 5, max_cycles: int = 3, features: bool = Tru
         if features:
             edge["kind"] = draw(st.sampled_from(["data", "data", "order"]))
             edge["blocking"] = draw(st.booleans())
+            if edge["kind"] == "data" and draw(st.booleans()):  # read until the reader is done
+                edge["hold"] = draw(st.integers(0, ops[b]["cycles"]))
         edges.append(edge)
     if n_ops >= 3 and draw(st.booleans()):
         # A value read twice in its own iteration, at different times: the last read, not the
@@ -126,7 +129,7 @@ def tiny_model_docs(draw, max_cycles: int = 3, require: tuple[str, ...] = (), mi
     often = st.integers(0, 3).map(bool)  # True 3 times in 4; shrinks to False
     flags = {name: name in require or draw(often if name in OFTEN else st.booleans())
              for name in ("rows", "loops", "order", "blocking", "groups", "regs", "memory",
-                          "spill", "async", "warps", "long")}
+                          "spill", "async", "warps", "long", "hold")}
     n_units = draw(st.integers(1, 4))
     units = {f"u{k}": draw(st.integers(1, 2)) for k in range(n_units)}
     if flags["long"]:  # ops longer than several I on a unit of capacity 3 (u0)
@@ -139,7 +142,7 @@ def tiny_model_docs(draw, max_cycles: int = 3, require: tuple[str, ...] = (), mi
     n_ops = draw(st.integers(min_ops, max(min_ops, TINY_OPS[n_groups])))
     ops = [_tiny_op(draw, k, units, max_cycles, flags, vl, most_warps)
            for k in range(n_ops)]
-    edges = [_tiny_edge(draw, n_ops, max_cycles, flags)
+    edges = [_tiny_edge(draw, ops, max_cycles, flags)
              for _ in range(draw(st.integers(min_edges, n_ops + 2)))]
     # Tight limits: each value fits alone, a few overlapping ones may not.
     for g in groups:
@@ -198,8 +201,9 @@ def _tiny_extras(draw, op: dict, flags: dict, vl: str | None, most_warps: int) -
 HANDOFFS = st.sampled_from([None, None, (0, 1), (2, 0), (1, 1)])
 
 
-def _tiny_edge(draw, n_ops: int, max_cycles: int, flags: dict) -> dict:
+def _tiny_edge(draw, ops: list[dict], max_cycles: int, flags: dict) -> dict:
     """An edge; distance-0 edges go forward in op order, so there is no zero-distance cycle."""
+    n_ops = len(ops)
     a = draw(st.integers(0, n_ops - 1))
     if flags["loops"] and draw(st.booleans()):
         b, distance = draw(st.integers(0, n_ops - 1)), draw(st.integers(1, 3))
@@ -220,6 +224,9 @@ def _tiny_edge(draw, n_ops: int, max_cycles: int, flags: dict) -> dict:
     if handoff is not None:
         # a hand-off of the edge's own (where the value lives), across groups and within one
         edge["handoff"], edge["handoff_local"] = handoff
+    if flags["hold"] and edge.get("kind", "data") == "data" and draw(st.booleans()):
+        # the reader keeps reading the value for part or all of its run (an async MMA's operand)
+        edge["hold"] = draw(st.integers(1, ops[b].get("cycles", 1)))
     return edge
 
 
@@ -239,7 +246,7 @@ FEATURES = (
     "a blocking edge", "a variable-latency op", "2 warp groups", "3 warp groups",
     "groups differ in warps", "groups differ in reg_limit", "an op needing warps", "regs",
     "tight registers", "footprints", "tight memory", "a spill cost", "an async op",
-    "an edge's hand-off", "a hand-off within a group",
+    "an edge's hand-off", "a hand-off within a group", "a reader holding its value",
 )
 
 
@@ -281,7 +288,8 @@ def features(doc: dict) -> set[str]:
             (f"distance {e.get('distance', 0)}", e.get("distance")),
             ("an explicit delay", "delay" in e), ("an order edge", e.get("kind") == "order"),
             ("a blocking edge", e.get("blocking")), ("an edge's hand-off", "handoff" in e),
-            ("a hand-off within a group", e.get("handoff_local"))) if on}
+            ("a hand-off within a group", e.get("handoff_local")),
+            ("a reader holding its value", e.get("hold"))) if on}
     return out
 
 

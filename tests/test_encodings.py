@@ -14,11 +14,13 @@ from hypothesis import strategies as st
 
 from warpweave.core.constraints import Capacity, Memory, RegisterLimit
 from warpweave.core.errors import InputError
+from warpweave.core.formats import load_model
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.registry import backend as make_backend
 from warpweave.core.schedule import Schedule
 from warpweave.encodings.integer import IntegerEncoding
 
+from .conftest import ROOT
 from .crosscheck_support import REGISTERED, keep_counterexample
 from .strategies import at_the_limit, models, schedules
 
@@ -162,3 +164,14 @@ def test_the_strategies_find_the_planted_wrap_bug():
     assert max(op.cycles for op in model.ops) > schedule.I
     assert not feasible_with("integer", model, schedule, [Capacity()], backend="cpsat",
                              interval=(1, schedule.I))
+
+
+@pytest.mark.parametrize("encoding", ENCODING_NAMES)
+def test_a_sum_with_equal_terms_is_not_taken_for_a_smaller_one(encoding):
+    """Found by the at-the-limit property: in Q_4 at cycle 3, v2#-1 and v2#0 are live on the
+    same literal (v2 on g0) and weigh twice; a sum of the same literals once each, stated at
+    another point, must not stand in for it (the registers peak at 6 > 5)."""
+    model = load_model(ROOT / "tests" / "regressions" / "equal-terms-weigh-twice.json")
+    s = Schedule(model.name, 1, 4, {"v0": 0, "v2": 0}, {"v0": "g0", "v2": "g0"})
+    assert RegisterLimit().check(model, s)
+    assert not feasible_with(encoding, model, s, [RegisterLimit()])

@@ -20,7 +20,7 @@ from warpweave.core.model import Model
 # Op fields the reducer tries without (each back to its default) and edge fields likewise.
 OP_FIELDS = ("rrt", "uses", "regs", "footprint", "spill_cost", "async", "warps",
              "variable_latency")
-EDGE_FIELDS = ("delay", "kind", "blocking", "handoff", "handoff_local")
+EDGE_FIELDS = ("delay", "kind", "blocking", "handoff", "handoff_local", "hold")
 
 
 def smaller_docs(doc: dict) -> Iterator[dict]:

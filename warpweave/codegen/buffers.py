@@ -176,11 +176,17 @@ def _span(s: Schedule, e: Edge) -> int:
     return s.start[e.dst] + e.distance * s.I - s.start[e.src]
 
 
+def _done(s: Schedule, e: Edge) -> int:
+    """Cycles from the producer's issue until the consumer is done with the edge: its issue,
+    plus the cycles it holds the value (rule 4; an order edge holds nothing)."""
+    return _span(s, e) + e.hold
+
+
 def steady_peaks(model: Model, s: Schedule) -> tuple[SteadyPeak, ...]:
     """Per group (registers) and memory (footprint), the loop's peak live weight over modulo
     slots: the loop can hold more at once than Q, where the verifier checks the limits.  Rule 4
-    with no end of Q: instance j of v is live on [M(v) + j*I, its latest data read)."""
-    life = {op.name: max((_span(s, e) for e in model.out_edges(op.name) if e.is_data), default=0)
+    with no end of Q: instance j of v is live on [M(v) + j*I, its latest data read done)."""
+    life = {op.name: max((_done(s, e) for e in model.out_edges(op.name) if e.is_data), default=0)
             for op in model.ops}
 
     def copies(v: str, r: int) -> int:
@@ -210,9 +216,10 @@ def steady_peaks(model: Model, s: Schedule) -> tuple[SteadyPeak, ...]:
 
 def _reads(model: Model, s: Schedule, v: str) -> list[tuple[str, int, int]]:
     """(reader, distance, cycles from v's issue until that read is done) for v's data edges:
-    done when the reader issues (rule 4), or, for a reader the model says keeps reading (an
-    anti-dependence: a tile an MMA reads until it completes), when its order edge allows."""
-    out = [(e.dst, e.distance, _span(s, e)) for e in model.out_edges(v) if e.is_data]
+    done when the reader is done with it (rule 4: its issue plus the edge's hold), or, for a
+    reader the model says keeps reading longer (an anti-dependence: a tile an MMA reads until
+    it completes, in a model that gives no hold), when its order edge allows."""
+    out = [(e.dst, e.distance, _done(s, e)) for e in model.out_edges(v) if e.is_data]
     data = {(e.dst, e.distance) for e in model.out_edges(v) if e.is_data}
     for a in anti_dependences(model):
         if a.dst == v:
@@ -419,7 +426,7 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
                                                     and (e.src, e.dst) not in folded)]
         if not synced:
             continue
-        life = max(_span(s, e) for e in synced)
+        life = max(_done(s, e) for e in synced)
         depth, reason = max(1, ceil_div(life, s.I)), f"live {life} cycles at I={s.I}"
         for a in anti:
             if a.dst != u:
@@ -442,7 +449,7 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
         cross = [e for e in synced if s.group[e.dst] != s.group[u]
                  and (e.is_data or (e.src, e.dst) not in folded)]
         copy_self = [e for e in synced if edge_sync(model, s, e) == "copy"]
-        ch_life = max((_span(s, e) for e in cross + copy_self), default=0)
+        ch_life = max((_done(s, e) for e in cross + copy_self), default=0)
         if (cross or copy_self) and ch_life % s.I == 0 and ch_life // s.I + 1 > depth:
             # A barrier wait and the refill of its slot in the same cycle have no order that
             # holds under variable latency; a lifetime of exactly depth*I needs one more slot.

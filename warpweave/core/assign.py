@@ -37,7 +37,7 @@ def register_estimate(model: Model, I: int) -> dict[str, int]:  # noqa: E741
     use comes as early as its delay allows (0 for a value nobody reads)."""
     out = {}
     for op in model.ops:
-        lives = [e.delay + e.distance * I for e in model.out_edges(op.name) if e.is_data]
+        lives = [e.delay + e.distance * I + e.hold for e in model.out_edges(op.name) if e.is_data]
         out[op.name] = op.regs * max(1, -(-max(lives) // I)) if lives else 0
     return out
 

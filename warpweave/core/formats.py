@@ -28,7 +28,7 @@ SCHEDULE_FORMAT = "warpweave.schedule/1"
 _OP_KEYS = {"name", "id", "cycles", "uses", "rrt", "variable_latency", "regs", "footprint",
             "spill_cost", "warps", "async"}
 _EDGE_KEYS = {"src", "dst", "delay", "distance", "kind", "blocking", "handoff",
-              "handoff_local"}
+              "handoff_local", "hold"}
 _MACHINE_KEYS = {"name", "arch", "units", "memories", "warp_groups", "variable_latency_group"}
 _GROUP_KEYS = {"name", "warps", "reg_limit"}
 _MODEL_KEYS = {"format", "name", "machine", "ops", "edges"}
@@ -259,7 +259,7 @@ def _edge(data: Any, i: int, cycles: Mapping[str, int]) -> Edge:
         raise InputError('must be "data" or "order"', ("edges", i, "kind"), kind)
     return Edge(src, r.str("dst", required=True), r.int("delay", cycles.get(src, 0)),
                 r.int("distance", 0), kind, r.bool("blocking"), r.int("handoff"),
-                r.int("handoff_local", 0))
+                r.int("handoff_local", 0), r.int("hold", 0))
 
 
 def model_from_dict(doc: Mapping, default_name: str = "model") -> Model:
@@ -344,7 +344,8 @@ def model_to_dict(model: Model) -> dict:
         for key, value, default in (("distance", e.distance, 0), ("kind", e.kind, "data"),
                                     ("blocking", e.blocking, False),
                                     ("handoff", e.handoff, spill[e.src]),
-                                    ("handoff_local", e.handoff_local, 0)):
+                                    ("handoff_local", e.handoff_local, 0),
+                                    ("hold", e.hold, 0)):
             if value != default:
                 d[key] = value
         edges.append(d)

@@ -70,12 +70,13 @@ def folded_runs(model: Model, I: int) -> dict[str, list[Run]]:  # noqa: E741
 
 def data_uses(model: Model, I: int  # noqa: E741
               ) -> tuple[dict[str, list[tuple[str, int]]], dict[str, list[str]]]:
-    """Each value's data uses as (reader, distance*I), and each op's inputs (the other values
-    it reads): what a value's lifetime in cycles is made of."""
+    """Each value's data uses as (reader, distance*I + hold: when, after the reader's copy 0
+    issues, it is done reading), and each op's inputs (the other values it reads): what a
+    value's lifetime in cycles is made of."""
     uses: dict[str, list[tuple[str, int]]] = {v: [] for v in model.op_names}
     for e in model.edges:
         if e.is_data:
-            uses[e.src].append((e.dst, e.distance * I))
+            uses[e.src].append((e.dst, e.distance * I + e.hold))
     inputs: dict[str, list[str]] = {v: [] for v in model.op_names}
     for x, us in uses.items():
         for u, _ in us:

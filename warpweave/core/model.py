@@ -133,6 +133,10 @@ class Edge:
     on where the value lives (registers cross through shared memory; a TMEM or SMEM value only
     needs a barrier).  `handoff=None` means src's `spill_cost`, Twill's per-op annotation for
     register values; a `Model` fills it in, so every edge of a model carries its figure.
+
+    `hold` (data edges, 0 <= hold <= cycles(dst)): dst keeps reading the value for that many
+    cycles after it issues - an asynchronous MMA reads its operand tile until it completes - so
+    the value lives until then (rule 4), and what holds it cannot be reused earlier.
     """
 
     src: str
@@ -143,6 +147,7 @@ class Edge:
     blocking: bool = False
     handoff: int | None = None
     handoff_local: int = 0
+    hold: int = 0
 
     @property
     def is_data(self) -> bool:

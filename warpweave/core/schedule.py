@@ -2,9 +2,10 @@
 
 The pipelined loop of n >= 1 iterations is the straight-line program Q_n (DESIGN section 3): n
 copies of the schedule, copy i shifted by i*I, of length T_n = (n-1)*I + L.  Each instance (v, i)
-issues at tau = M(v) + i*I and its result is live over [tau, end): end is the latest issue of a
-data use inside Q_n, T_n + 1 when some use lies beyond it (read after the loop), and tau itself
-when the value has no data use.  A value that enters the loop - iteration j < 0, read at distance
+issues at tau = M(v) + i*I and its result is live over [tau, end): end is the latest time a data
+use inside Q_n is done reading it - the use's issue plus its edge's `hold` (an asynchronous MMA
+reads its operand until it completes) -, T_n + 1 when some use lies beyond Q_n (read after the
+loop), and tau itself when the value has no data use.  A value that enters the loop - iteration j < 0, read at distance
 delta by the copies i = j + delta >= 0, like an accumulator's initial value - is an instance with
 a negative copy number, live from t = 0 until its last read.
 
@@ -113,7 +114,7 @@ def loop_program(model: Model, schedule: Schedule, n: int, entering: bool = True
             instances.append(Instance(v, after[0], 0, T + 1, len(after)))
         for i in [*range(-far, min(n - far, 0)), *range(n)]:
             reads = [e for e in uses if i + e.distance >= 0]
-            ends = [M[e.dst] + (i + e.distance) * I if i + e.distance < n else T + 1
+            ends = [M[e.dst] + (i + e.distance) * I + e.hold if i + e.distance < n else T + 1
                     for e in reads]
             issue = M[v] + i * I if i >= 0 else 0
             instances.append(Instance(v, i, issue, max(ends, default=issue)))

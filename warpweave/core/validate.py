@@ -132,6 +132,14 @@ def check_edges(model: Model) -> None:
         _at_least(e.distance, 0, ("edges", i, "distance"))
         if e.kind not in ("data", "order"):
             raise InputError('kind must be "data" or "order"', ("edges", i, "kind"), e.kind)
+        _at_least(e.hold, 0, ("edges", i, "hold"))
+        if e.hold and not e.is_data:
+            raise InputError("only a data edge's reader holds a value", ("edges", i, "hold"),
+                             e.hold)
+        if e.hold > model.op(e.dst).cycles:
+            raise InputError(f"a reader holds a value at most while it runs "
+                             f"({e.dst}: {model.op(e.dst).cycles} cycles)", ("edges", i, "hold"),
+                             e.hold)
     check_zero_distance_cycles(model)
 
 

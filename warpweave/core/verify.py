@@ -98,10 +98,16 @@ def loop_programs(model: Model, s: Schedule, semantics: str = "loop") -> list[Pr
     by Q_min(n, S).  So the largest live weight over every trip count is the largest over
     Q_1 .. Q_S, and these are what is checked.  tests/test_verify_independent.py checks the bound
     against many more trip counts.
+
+    The argument takes L to cover every op (rule 3), so that reads within the iteration - done
+    at the reader's issue plus its hold, at most its end - are done by L.  For a schedule that
+    breaks rule 3 the same argument holds with L replaced by the latest end of an op: the
+    programs then run to that many stages.
     """
     if check_semantics(semantics) == "paper-q":
         return [straight_line(model, s)]
-    return [loop_program(model, s, n) for n in range(1, s.stages + 1)]
+    reach = max([s.L, *(s.start[op.name] + op.cycles for op in model.ops)])
+    return [loop_program(model, s, n) for n in range(1, -(-reach // s.I) + 1)]
 
 
 def check_dependence(model: Model, s: Schedule, semantics: str = "loop") -> list[Violation]:

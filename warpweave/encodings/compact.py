@@ -4,8 +4,9 @@ Each op v has literals y[v, t] = (M(v) <= t) over its start window, chained y[t]
 needs no variables of its own since tau(v, i) = M(v) + i*I.  Start literals s[v, t] = y[t] & ~y[t-1]
 and slot literals m[v, k] = (M(v) mod I = k) are defined exactly from them.  A gap
 M(v) - M(u) >= g is one clause per start value of u; capacity is stated on the I modular slots;
-the lifetime of (v, i) at t is `issued(v, i, t) and (to_end or some use not yet issued)` (a value
-entering the loop is issued from t = 0), a literal defined exactly from order literals.
+the lifetime of (v, i) at t is `issued(v, i, t) and (to_end or some use not yet done)` - a use
+(u, j) with hold h is done at t when issued by t - h - (a value entering the loop is issued from
+t = 0), a literal defined exactly from order literals.
 Everything is linear in the window sizes.
 """
 
@@ -116,7 +117,7 @@ class CompactEncoding(TimeIndexed):
         if x.to_end:
             return issued
         return self.conj([issued,
-                          self.disj([neg(self.issued_by(u, j, t)) for u, j in x.uses])])
+                          self.disj([neg(self.issued_by(u, j, t - h)) for u, j, h in x.uses])])
 
     # -- schedules
     def start_of(self, values, v: str) -> int:

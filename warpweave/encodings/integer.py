@@ -5,7 +5,8 @@ M(v) and L are bounded integers, so gaps and completion are linear constraints (
 where a group condition switches them).  Lifetimes are stated at events, not cycles: the live
 weight of a program is largest at t = 0 or at the issue of some weighted instance, so each such
 issue is a checkpoint (and t = 0, where values enter the loop), and a value is live there when
-it issued no later (a value entering the loop: always) and some use of it issues after.
+it issued no later (a value entering the loop: always) and some use of it is done after (its
+issue plus the edge's hold).
 Precedences between instances are literals reified on the start times.  Nothing grows with the
 length of a cycle, so raw cycle counts need no normalization.
 
@@ -68,7 +69,7 @@ class IntegerEncoding(View):
             self._m[op.name] = p.int(f"M[{op.name}]", lo, max(lo, hi))
         self._length = p.int("L", min(self.min_length, self.L), self.L)
         self._order: dict[tuple[Any, int], LitOrConst] = {}
-        self._prec: dict[tuple[str, str, int], LitOrConst] = {}
+        self._prec: dict[tuple[str, str, int, int], LitOrConst] = {}
         self._slots: dict[str, dict[int, LitOrConst]] = {}
         if self.i_var is None:
             p.minimize([(1, self._length)])
@@ -318,36 +319,40 @@ class IntegerEncoding(View):
             self._slots[v] = lits
         return self._slots[v].get(k, False)
 
-    def _precedes(self, a: tuple[str, int], b: tuple[str, int] | None) -> LitOrConst:
-        """tau(a) <= tau(b): M(a) - M(b) + (i_a - i_b)*I <= 0, reified (cached); with b None,
-        tau(a) <= 0 (the checkpoint t = 0)."""
+    def _precedes(self, a: tuple[str, int], b: tuple[str, int] | None, after: int = 0
+                  ) -> LitOrConst:
+        """tau(a) + after <= tau(b): M(a) - M(b) + (i_a - i_b)*I + after <= 0, reified (cached);
+        with b None, tau(a) + after <= 0 (the checkpoint t = 0)."""
         (va, ia) = a
         if b is None:  # copies >= 1 issue at I >= 1 or later
-            return self._at_most(self._m[va], 0) if ia == 0 else False
+            return self._at_most(self._m[va], -after) if ia == 0 else False
         (vb, ib) = b
-        if va == vb:
-            return ib >= ia
-        key = (va, vb, ia - ib)
+        if va == vb and (after == 0 or ib <= ia or self.i_var is None):
+            return (ib - ia) * self.I >= after if ib > ia else after <= 0 and ib == ia
+        key = (va, vb, ia - ib, after)
         if key not in self._prec:
             terms, const = self._diff(va, vb, ia - ib)
+            const += after
             (alo, ahi), (blo, bhi) = self._range(va), self._range(vb)
             if self.i_var is None and ahi - blo + const <= 0:
                 self._prec[key] = True
             elif self.i_var is None and alo - bhi + const > 0:
                 self._prec[key] = False
             else:
-                x = self.problem.bool(f"tau({va},{ia})<=tau({vb},{ib})")
+                x = self.problem.bool(f"tau({va},{ia})+{after}<=tau({vb},{ib})")
                 self.problem.add_implies(x, terms, "<=", -const)
                 self.problem.add_implies(~x, terms, ">=", 1 - const)
                 self._prec[key] = x
         return self._prec[key]
 
     def live_at_issue(self, x: Lifetime, c: tuple[str, int] | None) -> LitOrConst:
-        """Value x is live when instance c issues (at t = 0 if c is None) (rule 4)."""
+        """Value x is live when instance c issues (at t = 0 if c is None) (rule 4): issued no
+        later, and some use not done by then (issued, plus its hold, after)."""
         issued = True if x.copy < 0 else self._precedes((x.op, x.copy), c)
         if x.to_end:
             return issued
-        return self.conj([issued, self.disj([neg(self._precedes(use, c)) for use in x.uses])])
+        return self.conj([issued, self.disj([neg(self._precedes((u, j), c, h))
+                                             for u, j, h in x.uses])])
 
     def live_points(self, values: Sequence[Lifetime]) -> list[tuple[str, int] | None]:
         """The issue of each copy (checkpoints) and t = 0 if values enter the loop."""

@@ -20,7 +20,9 @@ Where the paper's text is open or differs from DESIGN section 3, this encoding f
   that i lies in [0, S]), so the sums are exactly DESIGN rule 2's modular slots, and every other
   cycle of any Q_n holds a subset of one of them.  Copy S exists for this alone;
 - liveness follows `view.programs` (the semantics): for the loop, copies 0..S-1 and the values
-  entering the loop (live[v, j, t] with j < 0, never defined, live from t = 0).
+  entering the loop (live[v, j, t] with j < 0, never defined, live from t = 0); a use whose
+  reader holds the value (an edge's hold h) counts where the reader is done with it,
+  op[u, j, t - h] in DEADPROP.
 The statements are pairwise (quadratic in the window sizes), as in the paper.
 """
 
@@ -102,7 +104,7 @@ class PaperEncoding(TimeIndexed):
             now, before = live[t], live[t - 1]
             defined = self.op(v, i, t) if i >= 0 else False
             earlier = self.issued_by(v, i, t - 1) if i >= 0 else True
-            used = [self.op(u, j, t) for u, j in x.uses]
+            used = [self.op(u, j, t - h) for u, j, h in x.uses]  # done reading at t
             p.add_clause([~now, neg(defined), ~before])                           # LIVEPROP-1
             p.add_clause([~now, defined, before])                                 # LIVEPROP-2
             for use in used:

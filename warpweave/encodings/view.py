@@ -22,6 +22,7 @@ less than S apart - the Twill paper's letter.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any, ClassVar
 
@@ -44,14 +45,15 @@ def neg(x: LitOrConst) -> LitOrConst:
 @attrs.frozen
 class Lifetime:
     """A value a limit weighs in one program: copy `copy` of op `op` (negative: a value
-    entering the loop, live from t = 0), live until the last of its reads `uses` (op, copy) has
-    issued - or, with `to_end`, read after the program: live to its end (beyond every cycle a
-    limit is stated at).  `count` > 1: that many values entering the loop, all read after it
-    (a distance far beyond the trip count), weighed as one."""
+    entering the loop, live from t = 0), live until the last of its reads `uses` (op, copy,
+    hold) is done: `hold` cycles after that copy of the reader issues (an edge's hold; 0 for
+    most reads) - or, with `to_end`, read after the program: live to its end (beyond every
+    cycle a limit is stated at).  `count` > 1: that many values entering the loop, all read
+    after it (a distance far beyond the trip count), weighed as one."""
 
     op: str
     copy: int
-    uses: tuple[tuple[str, int], ...]
+    uses: tuple[tuple[str, int, int], ...]
     to_end: bool
     count: int = 1
 
@@ -182,7 +184,8 @@ class View:
                     for i in [*range(-far, min(n - far, 0)), *range(n)]:
                         to_end = i + max(e.distance for e in reads) >= n
                         uses = () if to_end else tuple(sorted(
-                            {(e.dst, i + e.distance) for e in reads if i + e.distance >= 0}))
+                            {(e.dst, i + e.distance, e.hold) for e in reads
+                             if i + e.distance >= 0}))
                         values.append(Lifetime(op.name, i, uses, to_end))
                 out.append(tuple(values))
             self._programs = out
@@ -232,7 +235,9 @@ class View:
                     if lit is not False:
                         terms.append((w, lit))
                 when = True if issuer is None else self.on(issuer, group)
-                key = (frozenset(terms), when)
+                # The same sum: the same terms, each as many times (two values live on the
+                # same condition weigh twice).
+                key = (frozenset(Counter(terms).items()), when)
                 if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
                     stated.add(key)
                     self.problem.add_implies(when, terms + extra, "<=", rhs)

@@ -97,6 +97,6 @@ def online_softmax_edges(g: Graph, qk: str, rowmax: str, softmax: str, rescale: 
     g.edge(rowmax, rescale, payload="registers", nbytes=stats_bytes)
     g.edge(rowmax, rowmax, distance=1, payload="registers", nbytes=stats_bytes)
     g.edge(pv, rescale, distance=1, blocking=True, nbytes=o_bytes, **mma_out)
-    g.edge(rescale, pv, payload="tmem" if tmem else "registers", nbytes=o_bytes)
+    g.edge(rescale, pv, payload="tmem" if tmem else "registers", nbytes=o_bytes, in_place=True)
     g.reuse(qk, "load_k", stages)
     g.reuse(pv, "load_v", stages)

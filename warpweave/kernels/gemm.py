@@ -96,7 +96,8 @@ def build(spec: MachineSpec, block_m: int, block_n: int, block_k: int, dtype: st
                      is_async=True)
         mine = mmas[t * k_steps:(t + 1) * k_steps]
         for a, b in itertools.pairwise(mine):
-            g.edge(a, b, delay=phase.busy, **chain)     # issue once the previous left the TC
+            # issue once the previous left the TC; accumulate into its result
+            g.edge(a, b, delay=phase.busy, in_place=True, **chain)
         g.edge(mine[-1], epi, blocking=True, payload="async" if tmem else "registers",
                nbytes=acc_elems * 4)
         g.edge(epi, store, payload="smem")

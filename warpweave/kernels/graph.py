@@ -127,14 +127,20 @@ class Graph:
 
     def edge(self, src: str, dst: str, distance: int = 0, kind: EdgeKind = "data",
              blocking: bool = False, delay: int | None = None, payload: str | None = None,
-             nbytes: int = 0) -> None:
+             nbytes: int = 0, in_place: bool = False) -> None:
         """dst of iteration i + distance waits `delay` (default: src's result ready) after src
         of i.  `payload` (`machines.costs.PAYLOADS`; `nbytes` for registers) is where the
         value dst reads lives: it prices the hand-off across and within groups; without it a
-        data edge takes src's `spill_cost`."""
+        data edge takes src's `spill_cost`.  An asynchronous reader (an MMA, a TMA store) reads
+        the value until it completes: a data edge into one holds it for the reader's cycles -
+        unless the reader accumulates into it (`in_place`, and an accumulator's edge to itself):
+        its result is then the value's next version in the same storage."""
         d = self._ready[src] if delay is None else delay
         across, within = (None, 0) if payload is None else self.cost.handoff(payload, nbytes)
-        self.edges.append(Edge(src, dst, d, distance, kind, blocking, across, within))
+        reader = next(op for op in self.ops if op.name == dst)
+        held = kind == "data" and reader.is_async and not in_place and src != dst
+        hold = reader.cycles if held else 0
+        self.edges.append(Edge(src, dst, d, distance, kind, blocking, across, within, hold))
 
     def reuse(self, reader: str, writer: str, depth: int, delay: int | None = None) -> None:
         """A write-after-read anti-dependence on a `depth`-deep buffer ring: the writer of

@@ -88,6 +88,8 @@ def cost_uses(model: Model) -> dict[int, list[str]]:
             uses[e.handoff].append(f"hand-off {e.src} -> {e.dst}")
         if e.is_data and e.handoff_local:
             uses[e.handoff_local].append(f"hand-off within a group {e.src} -> {e.dst}")
+        if e.hold:
+            uses[e.hold].append(f"hold {e.src} -> {e.dst}")
     return dict(uses)
 
 
@@ -192,6 +194,7 @@ def _pairs(raw: Model, normalized: Model) -> Iterable[tuple[str, int, int]]:
         if a.is_data:
             yield f"hand-off {a.src} -> {a.dst}", a.handoff, b.handoff
             yield f"hand-off within a group {a.src} -> {a.dst}", a.handoff_local, b.handoff_local
+            yield f"hold {a.src} -> {a.dst}", a.hold, b.hold
 
 
 def _normal_op(op: Op, mapping: Mapping[int, int], scale: int) -> Op:
@@ -216,8 +219,10 @@ def _normal_edge(e: Edge, model: Model, mapping: Mapping[int, int],
 
     delay = cycles[e.src] if e.delay == model.op(e.src).cycles else \
         (mapping[e.delay] if e.delay else 0)
+    # A hold lasts at most while its reader runs, in units too.
+    hold = min(mapped(e.hold), cycles[e.dst])
     return attrs.evolve(e, delay=delay, handoff=mapped(e.handoff),
-                        handoff_local=mapped(e.handoff_local))
+                        handoff_local=mapped(e.handoff_local), hold=hold)
 
 
 def registry_solver(spec: str = "cbc") -> Solve:

@@ -121,9 +121,10 @@ class Relaxation(torch.nn.Module):
                     self.units.append((tensor(rows, torch.long),
                                        torch.fft.rfft(tensor(table), dim=1), unit.capacity))
 
-        # Lifetimes: for each value with data reads, the readers and their distances.
+        # Lifetimes: for each value with data reads, the readers and how long after the reader's
+        # issue the read is done (its distance, plus the cycles the reader holds the value).
         self.lifetimes = bool({"register_limit", "memory"} & set(rules))
-        reads = [(self.index[e.src], self.index[e.dst], e.distance * I)
+        reads = [(self.index[e.src], self.index[e.dst], e.distance * I + e.hold)
                  for e in model.edges if e.is_data]
         self.r_val = tensor([a for a, _, _ in reads], torch.long)
         self.r_use = tensor([b for _, b, _ in reads], torch.long)
