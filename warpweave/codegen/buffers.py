@@ -29,9 +29,12 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import attrs
 
+from warpweave import limits
 from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model, Op
+from warpweave.core.registry import BACKENDS, backend
 from warpweave.core.schedule import Schedule
+from warpweave.encodings.ir import Problem
 
 _MMA_WORDS = ("tc", "mma", "tensor", "gemm", "umma", "wgmma")
 
@@ -345,6 +348,44 @@ def _orders(slots: list[Slot], tries: int = 24) -> Iterator[list[Slot]]:
         yield order
 
 
+# The exact layout's solver: the first of these backends installed here, and its time.
+PACKERS = ("cpsat", "highs", "cbc")
+PACK_SECONDS = 20.0
+
+
+def _top(places: Sequence[Place]) -> int:
+    return max((x.offset + x.size for x in places), default=0)
+
+
+def _packed(slots: Sequence[Slot], capacity: int) -> list[Place] | None:
+    """The slots placed within `capacity` with the least top, by an exact solve: an offset per
+    slot, and for each two slots busy at some common cycle, one below the other (dynamic
+    storage allocation, which first-fit only approximates: the live sum can fit where no order
+    of first-fit does).  None if no packer backend is installed, none fits, or the solver found
+    no layout in its time."""
+    family = next((f for f in PACKERS if f in BACKENDS.load_all()
+                   and not getattr(BACKENDS.get(f), "unavailable", lambda: None)()), None)
+    if family is None or any(x[0] > capacity for x in slots):
+        return None
+    p = Problem("memory-layout")
+    top = p.int("top", 0, capacity)
+    offsets = [p.int(f"offset{i}", 0, capacity - x[0]) for i, x in enumerate(slots)]
+    for i, (a, b) in enumerate(zip(slots, offsets, strict=True)):
+        p.add_linear([(1, b), (-1, top)], "<=", -a[0])
+        for c, d in zip(slots[i + 1:], offsets[i + 1:], strict=True):
+            if _overlap(a[3], a[4], a[5], c[3], c[4], c[5]):
+                below = p.bool(f"below{len(p.vars)}")
+                p.add_implies(below, [(1, b), (-1, d)], "<=", -a[0])
+                p.add_implies(~below, [(1, d), (-1, b)], "<=", -c[0])
+    p.minimize([(1, top)])
+    seconds = min(PACK_SECONDS, limits.remaining() or PACK_SECONDS)
+    result = backend(family).solve(p, time_limit=seconds)
+    if not result.status.has_solution:
+        return None
+    return [Place(x[1], x[2], result.values[o], x[0])
+            for x, o in zip(slots, offsets, strict=True)]
+
+
 def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
                   steady: Sequence[SteadyPeak]) -> tuple[MemoryUse, ...]:
     """Per memory, a place for every slot of the storage the values with a footprint there need.
@@ -357,7 +398,8 @@ def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
     holds the instances `j = k mod D`: a periodic busy interval of period `D*I`.  Slots whose
     busy intervals never meet in the loop may share a place, as rule 5 lets values share memory
     over time (a GEMM's loads taking turns in a ring of tile slots).  Placed first-fit, largest
-    first and in other orders (the best kept); the allocation is the highest place's end.  The
+    first and in other orders (the best kept); where that exceeds the capacity, by an exact solve
+    when a solver is installed (`_packed`); the allocation is the highest place's end.  The
     sharing is safe by the schedule's timing; a kernel that keeps it under variable latency must
     order each writer after the reads it replaces.  (The CUDA skeleton keeps one placeholder
     ring per value.)"""
@@ -370,9 +412,10 @@ def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
                                                         {v: b.depth for v, b in buffers.items()}):
             slots += [(size, label, k, start + k * s.I, span, count * s.I)
                       for k in range(count)]
-        places = min((_first_fit(order) for order in _orders(slots)),
-                     key=lambda ps: max((x.offset + x.size for x in ps), default=0))
-        top = max((x.offset + x.size for x in places), default=0)
+        places = min((_first_fit(order) for order in _orders(slots)), key=_top)
+        if _top(places) > mem.capacity:
+            places = _packed(slots, mem.capacity) or places
+        top = _top(places)
         uses.append(MemoryUse(mem.name, top, mem.capacity, peaks.get(mem.name, 0),
                               tuple(sorted(places, key=lambda x: (x.value, x.slot)))))
     return tuple(uses)

@@ -241,13 +241,10 @@ class Simulator:
         return self.issued[(op, j)] + self.lat[(op, j)]
 
     def _anti(self, reader: str, value: str) -> list[int]:
-        """How long after its issue `reader` keeps `value`'s slot: its anti-dependences' delays
-        and its data edges' holds (empty if it is done at its issue)."""
-        return [e.delay for e in self.m.out_edges(reader) if e.dst == value and not e.is_data] \
-            + [e.hold for e in self.m.in_edges(reader) if e.src == value and e.hold]
+        return [e.delay for e in self.m.out_edges(reader) if e.dst == value and not e.is_data]
 
     def release(self, reader: str, j: int, value: str) -> int:
-        """When a reader that keeps reading is done with its operand (`_anti`)."""
+        """When an anti-dependent reader is done with its operand: its order edge's delay."""
         return self.ready(reader, j, max(self._anti(reader, value)))
 
     def _later(self, when: int, kind: str, data: tuple) -> None:
