@@ -7,7 +7,8 @@ bounds allow: `e - r <= M*(1 - lit)` with `M = max(e) - r` (and `e - r >= -M'*(1
 `M' = r - min(e)`, for `>=`; both for `==`); it is dropped when already entailed.  A constant
 false constraint becomes a row over a column fixed to 0.  Assumptions fix binaries' bounds for one
 call and are restored afterwards.  Values are read with `round()` and checked to be integral within
-`TOLERANCE`.
+`TOLERANCE`, and checked against the model: an answer that breaks a row is no answer (CBC's
+preprocessing has returned one; the session then solves without it).
 """
 
 from __future__ import annotations
@@ -160,6 +161,14 @@ class MipSession(LoadedSession):
             if x is None or abs(x - round(x)) > TOLERANCE:
                 return Outcome(Status.UNKNOWN, how=f"{how}: value {x} of {v.name} not integral")
             values[v] = bool(round(x)) if isinstance(v, BoolVar) else round(x)
+        broken = self.problem.check(values)
+        if broken and self.backend.solver_name == "CBC" and self.model.preprocess != 0:
+            # CBC's preprocessing can return a point that breaks a row of the model (seen on an
+            # integer encoding with half-reified gaps): solve again without it.
+            self.model.preprocess = 0
+            return self.run(assumptions, deadline)
+        if broken:
+            return Outcome(Status.UNKNOWN, how=f"{how}: its answer breaks {broken[0]}")
         if status == S.OPTIMAL:
             return Outcome(Status.OPTIMAL, values, how=how)
         return Outcome(deadline.gave_up(), values, bound, how=how)
