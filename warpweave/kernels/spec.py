@@ -94,6 +94,10 @@ MACHINE_PARAMS = (
           "inventory's)"),
     Param("vl", str, "", "the variable-latency group (default: the inventory's)"),
     Param("max_regs", int, 0, "cap every group's register limit (0: no cap)", low=0),
+    Param("reads", str, "issue", "when an async reader (an MMA, a TMA store) is done with the "
+          "tile it reads, for rule 4: at its issue (the Twill paper's lifetimes) or at its "
+          "completion (the hardware's: the edges' hold; the plan emit builds keeps the tile "
+          "that long)", choices=("issue", "completion")),
 )
 
 
@@ -161,7 +165,12 @@ class KernelSpec:
         if name not in self.machines:
             raise InputError(f"kernel {self.name} supports {', '.join(self.machines)}",
                              ("machine",), name)
-        return check_model(self.build_fn(machine_spec(name), **self.resolve(params)))
+        resolved = self.resolve(params)
+        reads = resolved.pop("reads")
+        model = self.build_fn(machine_spec(name), **resolved)
+        if reads == "issue":  # the builders state the holds; the paper's lifetimes drop them
+            model = model.replace(edges=[attrs.evolve(e, hold=0) for e in model.edges])
+        return check_model(model)
 
     def to_dict(self) -> dict:
         return {"name": self.name, "description": self.description,
