@@ -127,12 +127,15 @@ class SteadyPeak:
 
 @attrs.frozen
 class Place:
-    """Where ring slot `slot` of `value` lives in a memory: `size` units from `offset`."""
+    """Where the instances j of `value` with j mod `every` = `slot` live in a memory: `size`
+    units from `offset` (`every` is the value's ring depth, or a multiple of it when the layout
+    repeats over several rounds of the ring: `memory_layout`)."""
 
     value: str
     slot: int
     offset: int
     size: int
+    every: int = 1
 
 
 @attrs.frozen
@@ -317,6 +320,10 @@ def _overlap(a: int, la: int, pa: int, b: int, lb: int, pb: int) -> bool:
 
 Slot = tuple[int, str, int, int, int, int]  # size, storage, slot, start, busy span, period
 
+# How many times the storages' common period (I x the least common multiple of their slot
+# counts) a layout may take to repeat, beside one place per ring slot.
+UNROLLS = (1, 2, 3)
+
 
 def _first_fit(slots: Sequence[Slot]) -> list[Place]:
     """Each slot at the lowest offset where it overlaps no placed slot that is busy with it."""
@@ -331,7 +338,7 @@ def _first_fit(slots: Sequence[Slot]) -> list[Place]:
                 break
             offset = max(offset, hi)
         placed.append((offset, size, start, span, period))
-        places.append(Place(label, k, offset, size))
+        places.append(Place(label, k, offset, size, period))
     return places
 
 
@@ -382,8 +389,24 @@ def _packed(slots: Sequence[Slot], capacity: int) -> list[Place] | None:
     result = backend(family).solve(p, time_limit=seconds)
     if not result.status.has_solution:
         return None
-    return [Place(x[1], x[2], result.values[o], x[0])
+    return [Place(x[1], x[2], result.values[o], x[0], x[5])
             for x, o in zip(slots, offsets, strict=True)]
+
+
+def _slots(storage: Sequence[tuple[str, int, int, int, int]], I: int,  # noqa: E741
+           unroll: int | None) -> list[Slot]:
+    """The places a memory's storage asks for: one per ring slot (`unroll` None: slot k holds
+    the instances j = k mod its count, busy with period count x I), or one per instance class
+    j mod n, n = `unroll` x the least common multiple of the counts (period n x I).  The second
+    lets an instance take a different place each round: a ring of one slot beside a ring of
+    two can then use whichever of two places the other ring leaves free (where one place per
+    slot must keep three)."""
+    if unroll is None:
+        return [(size, label, k, start + k * I, span, count * I)
+                for label, size, start, span, count in storage for k in range(count)]
+    n = unroll * math.lcm(*(count for *_, count in storage)) if storage else 1
+    return [(size, label, j, start + j * I, span, n * I)
+            for label, size, start, span, _ in storage for j in range(n)]
 
 
 def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
@@ -397,9 +420,11 @@ def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
     (`_in_place`).  Slot `k` of a storage of `D` slots
     holds the instances `j = k mod D`: a periodic busy interval of period `D*I`.  Slots whose
     busy intervals never meet in the loop may share a place, as rule 5 lets values share memory
-    over time (a GEMM's loads taking turns in a ring of tile slots).  Placed first-fit, largest
-    first and in other orders (the best kept); where that exceeds the capacity, by an exact solve
-    when a solver is installed (`_packed`); the allocation is the highest place's end.  The
+    over time (a GEMM's loads taking turns in a ring of tile slots).  A layout may also repeat
+    over several rounds of the rings, an instance's place chosen by its iteration (`_slots`).
+    Placed first-fit, largest first and in other orders (the best kept); where that exceeds the
+    capacity, by an exact solve when a solver is installed (`_packed`); the allocation is the
+    highest place's end.  The
     sharing is safe by the schedule's timing; a kernel that keeps it under variable latency must
     order each writer after the reads it replaces.  (The CUDA skeleton keeps one placeholder
     ring per value.)"""
@@ -407,14 +432,13 @@ def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
     peaks = {p.pool: p.peak for p in steady if p.kind == "memory"}
     for mem in model.machine.memories:
         values = [v for v in buffers if model.op(v).footprint_in(mem.name)]
-        slots = []
-        for label, size, start, span, count in _storage(model, s, mem.name, values,
-                                                        {v: b.depth for v, b in buffers.items()}):
-            slots += [(size, label, k, start + k * s.I, span, count * s.I)
-                      for k in range(count)]
-        places = min((_first_fit(order) for order in _orders(slots)), key=_top)
-        if _top(places) > mem.capacity:
-            places = _packed(slots, mem.capacity) or places
+        storage = _storage(model, s, mem.name, values, {v: b.depth for v, b in buffers.items()})
+        layouts = [_slots(storage, s.I, None), *(_slots(storage, s.I, u) for u in UNROLLS)]
+        places = min((_first_fit(order) for slots in layouts for order in _orders(slots)),
+                     key=_top)
+        for slots in layouts:
+            if _top(places) > mem.capacity:
+                places = _packed(slots, mem.capacity) or places
         top = _top(places)
         uses.append(MemoryUse(mem.name, top, mem.capacity, peaks.get(mem.name, 0),
                               tuple(sorted(places, key=lambda x: (x.value, x.slot)))))
@@ -492,7 +516,7 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
         cross = [e for e in synced if s.group[e.dst] != s.group[u]
                  and (e.is_data or (e.src, e.dst) not in folded)]
         copy_self = [e for e in synced if edge_sync(model, s, e) == "copy"]
-        ch_life = max((_done(s, e) for e in cross + copy_self), default=0)
+        ch_life = max((_span(s, e) for e in cross + copy_self), default=0)
         if (cross or copy_self) and ch_life % s.I == 0 and ch_life // s.I + 1 > depth:
             # A barrier wait and the refill of its slot in the same cycle have no order that
             # holds under variable latency; a lifetime of exactly depth*I needs one more slot.
