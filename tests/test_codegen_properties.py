@@ -15,7 +15,6 @@ of an async result waiting for the slowest reader's delay) is caught by the same
 
 from __future__ import annotations
 
-import pytest
 from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 

@@ -5,9 +5,9 @@ copies of the schedule, copy i shifted by i*I, of length T_n = (n-1)*I + L.  Eac
 issues at tau = M(v) + i*I and its result is live over [tau, end): end is the latest time a data
 use inside Q_n is done reading it - the use's issue plus its edge's `hold` (an asynchronous MMA
 reads its operand until it completes) -, T_n + 1 when some use lies beyond Q_n (read after the
-loop), and tau itself when the value has no data use.  A value that enters the loop - iteration j < 0, read at distance
-delta by the copies i = j + delta >= 0, like an accumulator's initial value - is an instance with
-a negative copy number, live from t = 0 until its last read.
+loop), and tau itself when the value has no data use.  A value that enters the loop - iteration
+j < 0, read at distance delta by the copies i = j + delta >= 0, like an accumulator's initial
+value - is an instance with a negative copy number, live from t = 0 until its last read.
 
 The paper's Q is Q_S with S = ceil(L / I) and no entering values (`paper_q`).
 """
