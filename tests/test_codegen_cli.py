@@ -91,18 +91,28 @@ def test_the_shallow_streaming_model(tmp_path, capsys):
 
 
 def test_emit_fails_when_the_plan_exceeds_a_limit(tmp_path, capsys):
-    """examples/static-layout.json: three values whose lifetimes overlap pairwise but never all
-    at once - rule 5 counts 4 units of a 4-unit memory, a fixed layout needs 5.  emit writes
-    the files, names the figures and exits 1; a plan that fits says so and exits 0."""
-    model = str(EXAMPLES / "static-layout.json")
-    assert main(["emit", model, "--schedule", str(EXAMPLES / "static-layout.schedule.json"),
+    """The Hopper-like GEMM with shared memory cut to one tile: rule 5 counts one tile (the MMA
+    reads it from its issue, and the model gives no hold), the plan keeps each of its two slots
+    until the MMA completes.  emit writes the files, names the figures and exits 1; a plan that
+    fits says so and exits 0, as examples/static-layout.json's does with a layout repeating
+    every two iterations (its three values overlap pairwise but are never all live)."""
+    doc = json.loads((EXAMPLES / "hopper-gemm.json").read_text())
+    doc["machine"]["memories"]["smem"] = 32768
+    small = tmp_path / "hopper-gemm.json"
+    small.write_text(json.dumps(doc))
+    assert main(["emit", str(small), "--schedule", str(EXAMPLES / "hopper-gemm.schedule.json"),
                  "--target", "ir", "--out", str(tmp_path)]) == 1
     out, err = capsys.readouterr()
-    assert "  memory: smem 5 > 4 allocated (loop peak 4)" in out
-    assert "FAILED: the plan exceeds a limit (memory smem: plan allocates 5 > 4 (loop peak 4))" \
-        in err
-    doc = json.loads((tmp_path / "static-layout.ir.json").read_text())
-    assert [(m["memory"], m["allocated"], m["peak"]) for m in doc["memory"]] == [("smem", 5, 4)]
+    assert "  memory: smem 65536 > 32768 allocated (loop peak 32768)" in out
+    assert ("FAILED: the plan exceeds a limit (memory smem: plan allocates 65536 > 32768 "
+            "(loop peak 32768))") in err
+    ir = json.loads((tmp_path / "hopper-gemm.ir.json").read_text())
+    assert [(m["memory"], m["allocated"], m["peak"]) for m in ir["memory"]] == \
+        [("smem", 65536, 32768)]
+    assert main(["emit", str(EXAMPLES / "static-layout.json"), "--schedule",
+                 str(EXAMPLES / "static-layout.schedule.json"), "--target", "ir", "--out",
+                 str(tmp_path)]) == 0
+    assert "  memory: smem 4 <= 4 allocated (loop peak 4)" in capsys.readouterr().out
     assert main(["emit", str(EXAMPLES / "hopper-gemm.json"), "--schedule",
                  str(EXAMPLES / "hopper-gemm.schedule.json"), "--target", "ir", "--out",
                  str(tmp_path)]) == 0

@@ -325,7 +325,7 @@ Slot = tuple[int, str, int, int, int, int]  # size, storage, slot, start, busy s
 UNROLLS = (1, 2, 3)
 
 
-def _first_fit(slots: Sequence[Slot]) -> list[Place]:
+def _first_fit(slots: Sequence[Slot], I: int) -> list[Place]:  # noqa: E741
     """Each slot at the lowest offset where it overlaps no placed slot that is busy with it."""
     placed: list[tuple[int, int, int, int, int]] = []  # offset, size, start, span, period
     places = []
@@ -338,7 +338,7 @@ def _first_fit(slots: Sequence[Slot]) -> list[Place]:
                 break
             offset = max(offset, hi)
         placed.append((offset, size, start, span, period))
-        places.append(Place(label, k, offset, size, period))
+        places.append(Place(label, k, offset, size, period // I))
     return places
 
 
@@ -364,7 +364,8 @@ def _top(places: Sequence[Place]) -> int:
     return max((x.offset + x.size for x in places), default=0)
 
 
-def _packed(slots: Sequence[Slot], capacity: int) -> list[Place] | None:
+def _packed(slots: Sequence[Slot], capacity: int, I: int  # noqa: E741
+            ) -> list[Place] | None:
     """The slots placed within `capacity` with the least top, by an exact solve: an offset per
     slot, and for each two slots busy at some common cycle, one below the other (dynamic
     storage allocation, which first-fit only approximates: the live sum can fit where no order
@@ -389,7 +390,7 @@ def _packed(slots: Sequence[Slot], capacity: int) -> list[Place] | None:
     result = backend(family).solve(p, time_limit=seconds)
     if not result.status.has_solution:
         return None
-    return [Place(x[1], x[2], result.values[o], x[0], x[5])
+    return [Place(x[1], x[2], result.values[o], x[0], x[5] // I)
             for x, o in zip(slots, offsets, strict=True)]
 
 
@@ -434,11 +435,11 @@ def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
         values = [v for v in buffers if model.op(v).footprint_in(mem.name)]
         storage = _storage(model, s, mem.name, values, {v: b.depth for v, b in buffers.items()})
         layouts = [_slots(storage, s.I, None), *(_slots(storage, s.I, u) for u in UNROLLS)]
-        places = min((_first_fit(order) for slots in layouts for order in _orders(slots)),
+        places = min((_first_fit(order, s.I) for slots in layouts for order in _orders(slots)),
                      key=_top)
         for slots in layouts:
             if _top(places) > mem.capacity:
-                places = _packed(slots, mem.capacity) or places
+                places = _packed(slots, mem.capacity, s.I) or places
         top = _top(places)
         uses.append(MemoryUse(mem.name, top, mem.capacity, peaks.get(mem.name, 0),
                               tuple(sorted(places, key=lambda x: (x.value, x.slot)))))
