@@ -11,7 +11,7 @@ import random
 import time
 
 from warpweave.core.registry import backend
-from warpweave.encodings.ir import Problem
+from warpweave.ir import Problem
 
 DEFAULT_SPECS = ["cbc", "highs", "z3", "cvc5", "yices", "sat", "sat:cadical195/seqcounter/bdd",
                  "cpsat"]

@@ -19,10 +19,10 @@ import sys
 import time
 from pathlib import Path
 
-from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model
 from warpweave.core.heuristic import heuristic_schedule
 from warpweave.core.streaming import apply_streaming
+from warpweave.errors import InputError
 from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND, normalization
 from warpweave.search import search
 

@@ -8,7 +8,7 @@ import random
 
 from hypothesis import strategies as st
 
-from warpweave.encodings.ir import BoolVar, Problem
+from warpweave.ir import BoolVar, Problem
 
 SENSES = ("<=", ">=", "==")
 

@@ -12,7 +12,7 @@ import pytest
 
 import warpweave as ww
 from warpweave import api
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 
 EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
 MODEL = EXAMPLES / "fa-simplified.json"

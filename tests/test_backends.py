@@ -17,9 +17,9 @@ from hypothesis import strategies as st
 from warpweave.backends.base import ASSUMPTIONS, OPTIMIZE, TIME_LIMIT, WARM_START, Status
 from warpweave.backends.driver import SessionBackend
 from warpweave.backends.sat import DEFAULT_SOLVER, MAIN_SOLVERS
-from warpweave.core.errors import InputError
 from warpweave.core.registry import BACKENDS, backend, backend_specs
-from warpweave.encodings.ir import BoolVar, Clause, Problem
+from warpweave.errors import InputError
+from warpweave.ir import BoolVar, Clause, Problem
 
 from .irgen import oracle, problems, random_3sat
 
@@ -332,7 +332,7 @@ def test_yices_loads_from_the_bundled_library_in_a_clean_process():
     assert ctypes.util.find_library is original
     env = {k: v for k, v in os.environ.items() if not k.startswith(("LD_", "YICES"))}
     code = ("from warpweave.backends.smt_yices import YicesBackend\n"
-            "from warpweave.encodings.ir import Problem\n"
+            "from warpweave.ir import Problem\n"
             "p = Problem(); a = p.bool('a'); p.add_clause([a]); p.minimize([(1, a)])\n"
             "r = YicesBackend().solve(p)\n"
             "print(r.status.value, r.objective, r.version)\n")
@@ -392,7 +392,7 @@ def test_order_comparisons_are_exact(a, b, sense):
     from pysat.solvers import Solver
 
     from warpweave.backends.cnf import CnfTranslation
-    from warpweave.encodings.ir import Implies, Linear
+    from warpweave.ir import Implies, Linear
 
     p = Problem("order")
     g = p.bool("g")

@@ -17,8 +17,8 @@ from warpweave.bench.runner import _worker, run_case
 from warpweave.bench.suites import SUBTILED, Case, sample, select, single_case
 from warpweave.bench.summary import collapse, config_rows, heuristic_rows
 from warpweave.cli import main
-from warpweave.core.errors import InputError
 from warpweave.core.registry import KERNELS
+from warpweave.errors import InputError
 from warpweave.kernels import kernel_spec
 from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND
 from warpweave.search import SOLVING

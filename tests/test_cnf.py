@@ -26,7 +26,7 @@ from warpweave.backends.cnf import (
     PB_ENCODINGS,
     CnfTranslation,
 )
-from warpweave.encodings.ir import Implies, Linear, Problem
+from warpweave.ir import Implies, Linear, Problem
 
 ENCODER = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 SENSES = ("<=", ">=", "==")

@@ -10,7 +10,7 @@ from warpweave.core.formats import load_model, load_schedule
 from warpweave.core.registry import ENCODINGS, backend
 from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding
-from warpweave.encodings.ir import Problem
+from warpweave.ir import Problem
 
 from .conftest import EXAMPLES
 

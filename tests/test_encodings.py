@@ -13,12 +13,12 @@ from hypothesis import HealthCheck, Phase, find, given, settings
 from hypothesis import strategies as st
 
 from warpweave.core.constraints import Capacity, Memory, RegisterLimit
-from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.registry import backend as make_backend
 from warpweave.core.schedule import Schedule
 from warpweave.encodings.integer import IntegerEncoding
+from warpweave.errors import InputError
 
 from .conftest import ROOT
 from .crosscheck_support import REGISTERED, keep_counterexample

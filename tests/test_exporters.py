@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 import warpweave as ww
-from warpweave.core.errors import InputError
 from warpweave.core.schedule import Schedule
+from warpweave.errors import InputError
 from warpweave.exporters import EXPORTERS
 from warpweave.importers import IMPORTERS
 

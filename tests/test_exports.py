@@ -18,7 +18,7 @@ from warpweave.backends.cnf import CnfTranslation
 from warpweave.backends.exports import FORMATS, export
 from warpweave.cli import main
 from warpweave.core.registry import backend
-from warpweave.encodings.ir import Problem
+from warpweave.ir import Problem
 
 from .irgen import oracle, problems
 

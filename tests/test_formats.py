@@ -7,7 +7,6 @@ import json
 
 import pytest
 
-from warpweave.core.errors import InputError
 from warpweave.core.formats import (
     dumps,
     load_model,
@@ -18,6 +17,7 @@ from warpweave.core.formats import (
     schedule_to_dict,
 )
 from warpweave.core.schedule import Schedule
+from warpweave.errors import InputError
 
 BASE = {
     "format": "warpweave.model/1",

@@ -8,8 +8,8 @@ import pytest
 
 import warpweave as ww
 from warpweave.codegen.cuda import arch_for, register_rule
-from warpweave.core.errors import InputError
 from warpweave.core.registry import MACHINES
+from warpweave.errors import InputError
 from warpweave.importers.meta_b200 import check_reg_limit
 from warpweave.machines import hardware
 from warpweave.machines.gpu import MachineSpec

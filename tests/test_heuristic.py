@@ -16,12 +16,12 @@ from hypothesis import strategies as st
 from warpweave.bench.random_graphs import random_graph
 from warpweave.cli import main
 from warpweave.core.bounds import bounds
-from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
 from warpweave.core.heuristic import heuristic_schedule
 from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
+from warpweave.errors import InputError
 
 from .conftest import EXAMPLES, ROOT
 from .independent_check import broken_rules

@@ -14,8 +14,8 @@ from hypothesis import strategies as st
 
 from warpweave.cli import main
 from warpweave.core.bounds import bounds
-from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, model_to_dict
+from warpweave.errors import InputError
 from warpweave.importers import import_model
 from warpweave.importers.hatschet import import_hatschet
 from warpweave.importers.meta_b200 import parse_groups

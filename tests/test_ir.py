@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings
 
 from warpweave.backends.normal import collect, pb_leq, span
-from warpweave.core.errors import InputError
-from warpweave.encodings.ir import Clause, Implies, Linear, Problem
+from warpweave.errors import InputError
+from warpweave.ir import Clause, Implies, Linear, Problem
 
 from .irgen import assignments, oracle, problems
 

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from warpweave.cli import main
 from warpweave.core.bounds import bounds
-from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, model_to_dict
 from warpweave.core.registry import KERNELS
 from warpweave.core.schedule import Schedule, straight_line
 from warpweave.core.verify import verify
+from warpweave.errors import InputError
 from warpweave.kernels import build, kernel_spec, parse_params, published
 from warpweave.kernels.fa4_fwd import emulated_columns
 from warpweave.kernels.gemm import ring_reader

@@ -14,12 +14,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from warpweave.cli import main
-from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict
 from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
 from warpweave.core.registry import MACHINES
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
+from warpweave.errors import InputError
 from warpweave.kernels import build, published
 from warpweave.machines import machine_spec
 from warpweave.machines.costs import FORMULAS

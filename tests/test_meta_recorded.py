@@ -14,11 +14,11 @@ import json
 
 import pytest
 
-from warpweave.core.errors import InputError
 from warpweave.core.formats import load_model, load_schedule
 from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
+from warpweave.errors import InputError
 from warpweave.importers.meta_curated import import_meta_curated
 from warpweave.importers.meta_graph import node_id
 from warpweave.importers.meta_prepared import (

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 
 from warpweave.backends.milp import big_m_rows
 from warpweave.core.formats import load_model
-from warpweave.encodings.ir import Implies, Linear, Problem, lit_value, term_value
+from warpweave.ir import Implies, Linear, Problem, lit_value, term_value
 from warpweave.search import search
 
 from .conftest import ROOT

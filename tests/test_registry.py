@@ -7,8 +7,8 @@ from importlib.metadata import EntryPoint
 
 import pytest
 
-from warpweave.core.errors import InputError
 from warpweave.core.registry import BACKENDS, CONSTRAINTS, ENCODINGS, KERNELS, MACHINES, Registry
+from warpweave.errors import InputError
 
 
 def test_builtins_are_registered_through_entry_points():

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from warpweave.core.errors import InputError
 from warpweave.core.formats import write_document
+from warpweave.errors import InputError
 from warpweave.outputs import (
     c_identifiers,
     file_stem,

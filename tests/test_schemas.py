@@ -12,7 +12,6 @@ import pytest
 from jsonschema import Draft202012Validator
 
 import warpweave as ww
-from warpweave.core.errors import InputError
 from warpweave.core.formats import (
     _EDGE_KEYS,
     _GROUP_KEYS,
@@ -24,6 +23,7 @@ from warpweave.core.formats import (
     model_from_dict,
     model_to_dict,
 )
+from warpweave.errors import InputError
 from warpweave.schemas import SCHEMAS, schema
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -92,7 +92,7 @@ def test_solve_and_heuristic_reports_and_the_ir_validate(tmp_path):
 
     from warpweave.core.constraints import constraint_set
     from warpweave.core.registry import ENCODINGS
-    from warpweave.encodings.ir import Problem
+    from warpweave.ir import Problem
     m = ww.load_model(model)
     for enc in ENCODINGS.names():
         view = ENCODINGS.get(enc)(m, 2, 2, constraint_set(), min_length=3)

@@ -11,7 +11,6 @@ from hypothesis import strategies as st
 
 from warpweave.cli import main
 from warpweave.core.constraints import Capacity, constraint_set
-from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, read_document
 from warpweave.core.heuristic import heuristic_schedule
 from warpweave.core.oracle import Oracle, OracleBudget
@@ -19,6 +18,7 @@ from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding
+from warpweave.errors import InputError
 from warpweave.progress import Progress
 from warpweave.search import SOLVING, SearchBug, search
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 from warpweave.kernels import build, kernel_spec, parse_params
 from warpweave.machines import machine_spec
 

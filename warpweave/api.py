@@ -29,7 +29,6 @@ import attrs
 from warpweave import defaults
 from warpweave.core.bounds import Bounds
 from warpweave.core.bounds import bounds as _bounds
-from warpweave.core.errors import InputError
 from warpweave.core.formats import (
     dumps,
     model_from_dict,
@@ -41,6 +40,7 @@ from warpweave.core.formats import load_model as _load_model_file
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import Violation
+from warpweave.errors import InputError
 from warpweave.outputs import file_stem, output_dir, output_file, replacing, write_into
 from warpweave.pipeline import Options, Relaxation, Run, load_target, report, run_solve
 from warpweave.scale.result import Improvement
@@ -628,7 +628,7 @@ def export_ir(source: str | os.PathLike | Mapping, to: str, out: str | os.PathLi
     mps, smt2, cnf, wcnf) in file `out`, to replay it with an external solver; `encodings` is
     `CARD/PB` for cnf and wcnf.  Returns what was written: counts and the objective offset."""
     from warpweave.backends.exports import export
-    from warpweave.encodings.ir import Problem
+    from warpweave.ir import Problem
     target = output_file(out)  # before reading the problem
     path = None if isinstance(source, Mapping) else os.fspath(source)
     try:

@@ -24,11 +24,11 @@ import attrs
 
 from warpweave.core.bounds import bounds
 from warpweave.core.constraints import constraint_set
-from warpweave.core.errors import InputError
 from warpweave.core.formats import model_to_dict, schedule_to_dict, write_document
 from warpweave.core.model import Model
 from warpweave.core.oracle import Oracle, OracleBudget
 from warpweave.core.registry import ENCODINGS
+from warpweave.errors import InputError
 from warpweave.pipeline import Options, Run, run_solve
 from warpweave.reduce import Reduction, reduce_model
 from warpweave.search import SearchBug

@@ -21,7 +21,7 @@ import secrets
 from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 
 SAFE_FILE_CHARS = re.compile(r"[^A-Za-z0-9_.-]")
 NOT_C = re.compile(r"[^A-Za-z0-9_]")

@@ -24,13 +24,13 @@ import attrs
 from warpweave import defaults, limits
 from warpweave.core.bounds import Bounds, bounds
 from warpweave.core.constraints import Constraint, constraint_set
-from warpweave.core.errors import InputError
 from warpweave.core.formats import STDIN, load_model, schedule_report
 from warpweave.core.model import Model
 from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
+from warpweave.errors import InputError
 from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
 from warpweave.scale.method import choose as choose_method
 from warpweave.scale.method import run_method, to_outcome

@@ -13,9 +13,9 @@ from collections.abc import Callable, Iterator
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.formats import model_from_dict, model_to_dict
 from warpweave.core.model import Model
+from warpweave.errors import InputError
 
 # Op fields the reducer tries without (each back to its default) and edge fields likewise.
 OP_FIELDS = ("rrt", "uses", "regs", "footprint", "spill_cost", "async", "warps",

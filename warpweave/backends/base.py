@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 
 import attrs
 
-from warpweave.encodings.ir import Lit, Problem, Var
+from warpweave.ir import Lit, Problem, Var
 
 # Capability names that tests and the search read (STYLE lesson 4).
 OPTIMIZE = "optimize"          # minimizes the objective and proves optimality

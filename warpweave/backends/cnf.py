@@ -28,7 +28,7 @@ import operator
 from collections.abc import Iterable, Mapping
 
 from warpweave.backends.normal import collect, leq_forms, pb_leq
-from warpweave.encodings.ir import (
+from warpweave.ir import (
     AtMostOne,
     Clause,
     ExactlyOne,

@@ -31,7 +31,7 @@ import math
 from warpweave.backends.base import COMPLETE, WARM_START, Status
 from warpweave.backends.driver import Deadline, LoadedSession, Outcome, SessionBackend
 from warpweave.backends.normal import collect, span
-from warpweave.encodings.ir import (
+from warpweave.ir import (
     AtMostOne,
     BoolVar,
     Clause,

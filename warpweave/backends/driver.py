@@ -20,7 +20,7 @@ import attrs
 from warpweave import limits
 from warpweave.backends.base import Backend, Result, Session, Status
 from warpweave.backends.normal import collect, span
-from warpweave.encodings.ir import Lit, Problem, Var
+from warpweave.ir import Lit, Problem, Var
 
 Values = Mapping[Var, int | bool]
 

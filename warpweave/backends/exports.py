@@ -26,7 +26,7 @@ from pathlib import Path
 from warpweave.backends.cnf import DEFAULT_CARD, DEFAULT_PB, CnfTranslation
 from warpweave.backends.normal import collect
 from warpweave.backends.smt import SmtTerms, SmtTranslation
-from warpweave.encodings.ir import Problem
+from warpweave.ir import Problem
 
 FORMATS = ("lp", "mps", "smt2", "cnf", "wcnf")
 

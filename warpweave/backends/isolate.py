@@ -21,7 +21,7 @@ import attrs
 
 from warpweave import limits
 from warpweave.backends.base import Backend, Result, Status
-from warpweave.encodings.ir import Problem
+from warpweave.ir import Problem
 
 GRACE = 2.0  # seconds a child gets beyond its time limit before it is killed
 

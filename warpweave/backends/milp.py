@@ -20,7 +20,7 @@ from collections.abc import Iterable
 from warpweave.backends.base import COMPLETE, WARM_START, Status
 from warpweave.backends.driver import Deadline, LoadedSession, Outcome, SessionBackend
 from warpweave.backends.normal import collect, impossible, senses, span
-from warpweave.encodings.ir import (
+from warpweave.ir import (
     AtMostOne,
     BoolVar,
     Clause,

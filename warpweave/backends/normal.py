@@ -13,7 +13,7 @@ import operator
 from collections.abc import Callable, Iterable
 from typing import TypeVar
 
-from warpweave.encodings.ir import IntVar, Not, Sense, Term, Var
+from warpweave.ir import IntVar, Not, Sense, Term, Var
 
 L = TypeVar("L")
 

@@ -43,7 +43,7 @@ from warpweave.backends.driver import (
     bisect_objective,
     interrupt_at,
 )
-from warpweave.encodings.ir import Lit
+from warpweave.ir import Lit
 
 # MapleLCMDistChronoBT (SAT competition 2018): assumptions, and it stops within ~0.02 s of an
 # interrupt.

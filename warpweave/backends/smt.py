@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from warpweave.backends.normal import collect
-from warpweave.encodings.ir import (
+from warpweave.ir import (
     AtMostOne,
     BoolVar,
     Clause,

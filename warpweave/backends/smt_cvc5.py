@@ -16,7 +16,7 @@ from warpweave.backends.driver import (
     bisect_objective,
 )
 from warpweave.backends.smt import SmtTerms, SmtTranslation
-from warpweave.encodings.ir import BoolVar, Lit
+from warpweave.ir import BoolVar, Lit
 
 
 class Cvc5Terms(SmtTerms):

@@ -25,7 +25,7 @@ from warpweave.backends.driver import (
     interrupt_at,
 )
 from warpweave.backends.smt import SmtTerms, SmtTranslation
-from warpweave.encodings.ir import BoolVar, Lit
+from warpweave.ir import BoolVar, Lit
 
 
 def bundled_library() -> str | None:

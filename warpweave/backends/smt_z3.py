@@ -24,7 +24,7 @@ from warpweave.backends.driver import (
 )
 from warpweave.backends.normal import collect
 from warpweave.backends.smt import SmtTerms, SmtTranslation
-from warpweave.encodings.ir import BoolVar, IntVar, Linear, Lit
+from warpweave.ir import BoolVar, IntVar, Linear, Lit
 
 NO_LIMIT_MS = 4294967295  # z3's "no timeout" value
 

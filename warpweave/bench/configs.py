@@ -14,7 +14,7 @@ from collections.abc import Sequence
 
 import attrs
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 from warpweave.pipeline import DEFAULT_ENCODING, MINIMIZE_BACKEND
 
 HEURISTIC = "heuristic"

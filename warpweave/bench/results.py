@@ -16,8 +16,8 @@ from pathlib import Path
 from warpweave import __version__
 from warpweave.bench.configs import Config
 from warpweave.bench.runner import Settings
-from warpweave.core.errors import InputError
 from warpweave.core.formats import read_text
+from warpweave.errors import InputError
 from warpweave.outputs import output_file
 
 

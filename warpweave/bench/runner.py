@@ -23,8 +23,8 @@ import attrs
 
 from warpweave.bench.configs import Config
 from warpweave.bench.suites import Case
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.errors import InputError
 from warpweave.search import SOLVING
 
 DECIDED = ("optimal", "infeasible")

@@ -21,8 +21,8 @@ from typing import Any
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.errors import InputError
 
 # Sub-tiled variants worth their own row (the Twill paper's FA3 forward and FA backward).
 SUBTILED = (("fa3-fwd", "subtiles=2"), ("fa-bwd", "subtiles=2"))

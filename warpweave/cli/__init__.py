@@ -36,7 +36,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help()
         return EXIT_INPUT
     from warpweave import limits
-    from warpweave.core.errors import InputError
+    from warpweave.errors import InputError
     from warpweave.search import SearchBug
     # --time-limit bounds the whole command where it is the run's limit (loading the model,
     # the bounds, normalization, the search); crosscheck's is per run, bench's per case.

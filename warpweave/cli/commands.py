@@ -12,7 +12,6 @@ from typing import Any
 
 from warpweave import api
 from warpweave.cli import render
-from warpweave.core.errors import InputError
 from warpweave.core.formats import (
     DOCUMENT_SUFFIXES,
     STDIN,
@@ -21,6 +20,7 @@ from warpweave.core.formats import (
     read_document,
     write_document,
 )
+from warpweave.errors import InputError
 from warpweave.outputs import output_dir, output_file, write
 from warpweave.progress import Progress
 from warpweave.scale.result import improvement_printer

@@ -30,11 +30,11 @@ from collections.abc import Iterator, Mapping, Sequence
 import attrs
 
 from warpweave import limits
-from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model, Op
 from warpweave.core.registry import BACKENDS, backend
 from warpweave.core.schedule import Schedule
-from warpweave.encodings.ir import Problem
+from warpweave.errors import InputError
+from warpweave.ir import Problem
 
 _MMA_WORDS = ("tc", "mma", "tensor", "gemm", "umma", "wgmma")
 

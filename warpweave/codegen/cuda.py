@@ -43,8 +43,8 @@ from warpweave.codegen.warp_ir import (
     WaitGroup,
     WarpProgram,
 )
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.errors import InputError
 from warpweave.machines import hardware
 from warpweave.machines.inventory import SETMAXNREG, RegisterRule
 from warpweave.outputs import c_identifiers, output_dir, renamed, write_into

@@ -17,8 +17,8 @@ from fractions import Fraction
 import attrs
 
 from warpweave import limits
-from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model
+from warpweave.errors import InputError
 
 DEFAULT_STAGES_CAP = 32  # the kernels and the Meta graphs need 4-5
 

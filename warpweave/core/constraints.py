@@ -19,11 +19,11 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any, ClassVar, Protocol
 
 from warpweave.core import verify
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import Rule, Violation
+from warpweave.errors import InputError
 
 Lit = Any  # an IR literal, or True / False: constraints only pass them back to the view
 

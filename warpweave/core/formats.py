@@ -15,10 +15,10 @@ from typing import Any
 
 import tomli_w
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
 from warpweave.core.schedule import Schedule
 from warpweave.core.validate import check_cost, check_model, check_rows
+from warpweave.errors import InputError
 from warpweave.outputs import output_file, write
 
 DOCUMENT_SUFFIXES = (".json", ".toml")  # the formats written, by suffix

@@ -23,12 +23,12 @@ import attrs
 
 from warpweave.core.assign import Assignment, Planner, allowed_groups
 from warpweave.core.bounds import Bounds, bounds
-from warpweave.core.errors import InputError
 from warpweave.core.ims import ModuloScheduler, folded_runs
 from warpweave.core.model import Model
 from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import Violation, check_semantics, verify
+from warpweave.errors import InputError
 
 
 @attrs.frozen

@@ -10,7 +10,7 @@ from __future__ import annotations
 from importlib.metadata import EntryPoint, entry_points
 from typing import Any
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 
 
 class Registry:

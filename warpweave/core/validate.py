@@ -12,8 +12,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from warpweave.core.bounds import check_zero_distance_cycles
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.errors import InputError
 
 MAX_COST = 10**9       # cycles, delays and spill costs (a second of a GPU's clock)
 MAX_ROWS = 2**20       # reservation-table rows, over all ops

@@ -20,10 +20,10 @@ from collections.abc import Callable, Iterable
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.registry import CONSTRAINTS
 from warpweave.core.schedule import Instance, Program, Schedule, loop_program, straight_line
+from warpweave.errors import InputError
 
 SEMANTICS = ("loop", "paper-q")
 

@@ -33,8 +33,8 @@ from warpweave import limits
 from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
-from warpweave.encodings.ir import CHECK_EVERY, IntVar, LitOrConst
 from warpweave.encodings.view import Lifetime, View, neg
+from warpweave.ir import CHECK_EVERY, IntVar, LitOrConst
 
 Terms = list[tuple[int, Any]]
 

@@ -30,8 +30,8 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from warpweave.encodings.ir import LitOrConst
 from warpweave.encodings.view import Lifetime, TimeIndexed, neg
+from warpweave.ir import LitOrConst
 
 
 class PaperEncoding(TimeIndexed):

@@ -33,7 +33,7 @@ from warpweave.core.bounds import start_windows
 from warpweave.core.constraints import Constraint
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
-from warpweave.encodings.ir import CHECK_EVERY, BoolVar, IntVar, LitOrConst, Problem
+from warpweave.ir import CHECK_EVERY, BoolVar, IntVar, LitOrConst, Problem
 
 SEMANTICS = ("loop", "paper-q")
 

@@ -14,10 +14,10 @@ from typing import Any
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.registry import Registry
 from warpweave.core.schedule import Schedule
+from warpweave.errors import InputError
 
 EXPORTERS = Registry("warpweave.exporters", "exporter")
 

@@ -18,9 +18,9 @@ from typing import Any
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.registry import Registry
+from warpweave.errors import InputError
 from warpweave.importers.hatschet import import_hatschet
 from warpweave.importers.meta_curated import import_meta_curated
 from warpweave.importers.meta_ddg import import_meta_ddg

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 
 Path = tuple[str | int, ...]
 

@@ -16,9 +16,9 @@ from pathlib import Path
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Machine, Model, Op, Unit, WarpGroup
 from warpweave.core.validate import check_model
+from warpweave.errors import InputError
 from warpweave.importers.fields import as_int
 
 UNLIMITED = ("-1", "inf")

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Machine, Memory, Unit, WarpGroup
+from warpweave.errors import InputError
 from warpweave.machines.inventory import SETMAXNREG
 
 PHYSICAL_WARPS = 32

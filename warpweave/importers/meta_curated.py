@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model, Op
+from warpweave.errors import InputError
 from warpweave.importers.fields import as_int, as_list, get_bool, get_int, get_obj
 from warpweave.importers.meta_b200 import (
     DEFAULT_GROUPS,

@@ -14,8 +14,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model, Op
+from warpweave.errors import InputError
 from warpweave.importers.fields import get_bool, get_str
 from warpweave.importers.meta_b200 import DEFAULT_GROUPS, DEFAULT_REG_LIMIT
 from warpweave.importers.meta_graph import MetaFormat, Node, RawEdge

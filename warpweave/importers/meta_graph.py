@@ -13,10 +13,10 @@ from pathlib import Path as FilePath
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.formats import read_document
 from warpweave.core.model import Edge, Model, Op
 from warpweave.core.validate import check_model
+from warpweave.errors import InputError
 from warpweave.importers.fields import (
     Path,
     as_obj,

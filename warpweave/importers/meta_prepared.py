@@ -19,11 +19,11 @@ from pathlib import Path
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.formats import read_document
 from warpweave.core.model import Machine, Model, WarpGroup
 from warpweave.core.schedule import Schedule
 from warpweave.core.validate import check_model
+from warpweave.errors import InputError
 from warpweave.importers.fields import (
     as_int,
     as_list,

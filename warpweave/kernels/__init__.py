@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.registry import KERNELS
+from warpweave.errors import InputError
 from warpweave.kernels.spec import KernelSpec, Param, parse_params
 
 __all__ = ["KernelSpec", "Param", "build", "kernel_spec", "parse_params"]

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import Param
 from warpweave.machines.costs import CostModel, dtype_bytes

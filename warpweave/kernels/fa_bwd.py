@@ -36,8 +36,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.errors import InputError
 from warpweave.kernels.attention import attention_flops, check_gemm, regs, tile_params, tma_loads
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import KernelSpec, Param, machine_for

@@ -30,8 +30,8 @@ import itertools
 from collections.abc import Mapping
 from typing import Any
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
+from warpweave.errors import InputError
 from warpweave.kernels.attention import check_gemm, regs, tma_loads
 from warpweave.kernels.graph import Graph
 from warpweave.kernels.spec import KernelSpec, Param, machine_for

@@ -18,9 +18,9 @@ from collections.abc import Mapping
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, EdgeKind, Machine, Model, Op
 from warpweave.core.validate import check_model
+from warpweave.errors import InputError
 from warpweave.machines.costs import CostModel, Phase, cycles
 
 

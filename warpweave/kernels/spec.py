@@ -20,9 +20,9 @@ from typing import Any
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Machine, Model
 from warpweave.core.validate import check_model
+from warpweave.errors import InputError
 from warpweave.machines import machine_spec
 from warpweave.machines.gpu import NEUTRAL_VL, MachineSpec
 

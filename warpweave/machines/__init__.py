@@ -6,9 +6,9 @@ gives a `warpweave.core.model.Machine`; its `figures` and `costs` are what kerne
 
 from __future__ import annotations
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Machine
 from warpweave.core.registry import MACHINES
+from warpweave.errors import InputError
 from warpweave.machines.gpu import MachineSpec
 
 

@@ -13,7 +13,7 @@ import math
 
 import attrs
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 from warpweave.machines.figures import Figures
 
 DTYPE_BYTES = {"fp32": 4, "tf32": 4, "bf16": 2, "fp16": 2, "fp8": 1}

@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import Machine, Memory, Unit, WarpGroup
+from warpweave.errors import InputError
 from warpweave.machines.costs import FORMULAS, CostModel
 from warpweave.machines.figures import Figures
 from warpweave.machines.inventory import SETMAXNREG, RegisterRule, check_inventory, parse_groups

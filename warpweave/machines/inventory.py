@@ -22,8 +22,8 @@ from collections.abc import Sequence
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.model import WarpGroup
+from warpweave.errors import InputError
 
 WARPGROUP = 4          # warps per hardware warpgroup
 THREADS_PER_WARP = 32

@@ -4,7 +4,7 @@ found in those units back to raw cycles.
 
 The pool C is the distinct positive raw costs of a model: op cycles, edge delays, spill costs and
 the edges' hand-offs (across and within groups).
-The ILP, stated in the IR (`warpweave.encodings.ir.Problem`) and solved by whatever `solve`
+The ILP, stated in the IR (`warpweave.ir.Problem`) and solved by whatever `solve`
 callable is given (a registered backend by name: `registry_solver`):
 
     minimize F  s.t.  -F <= C[i] C'[j] - C[j] C'[i] <= F  for all i < j,   1 <= sum C' <= U,
@@ -30,12 +30,12 @@ import attrs
 
 from warpweave import limits
 from warpweave.core.bounds import bounds
-from warpweave.core.errors import InputError
 from warpweave.core.model import Edge, Model, Op
 from warpweave.core.registry import backend
 from warpweave.core.schedule import Schedule
 from warpweave.core.validate import check_model
-from warpweave.encodings.ir import IntVar, Problem, Var
+from warpweave.errors import InputError
+from warpweave.ir import IntVar, Problem, Var
 
 Solve = Callable[[Problem], Mapping[Var, int] | None]
 CANDIDATES = 64  # units `auto_unit` tries at most

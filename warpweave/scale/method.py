@@ -14,10 +14,10 @@ from collections.abc import Sequence
 import attrs
 
 from warpweave.core.constraints import Constraint
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.verify import verify
 from warpweave.defaults import AUTO_EXACT_OPS, METHODS
+from warpweave.errors import InputError
 from warpweave.scale.result import Listener, ScaleResult
 from warpweave.search import Outcome
 

@@ -17,10 +17,10 @@ import attrs
 from warpweave import limits
 from warpweave.core.bounds import bounds
 from warpweave.core.constraints import Constraint, constraint_set
-from warpweave.core.errors import InputError
 from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import check_semantics
+from warpweave.errors import InputError
 from warpweave.search.attempt import Attempt
 from warpweave.search.outcome import Outcome
 from warpweave.search.run import Run

@@ -21,7 +21,7 @@ import os
 import signal
 from collections.abc import Iterator, Sequence
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 from warpweave.sweeps.point import Task, failed, solve_point
 
 CONNECT_SECONDS = 10.0  # to reach a cluster's scheduler

@@ -16,7 +16,7 @@ from typing import Any
 
 import attrs
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 from warpweave.kernels.spec import KernelSpec, Param
 
 

@@ -13,7 +13,7 @@ import os
 from collections.abc import Sequence
 from html import escape
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 from warpweave.outputs import output_file, replacing, write
 from warpweave.sweeps.run import Sweep
 

@@ -52,8 +52,8 @@ def solve_point(task: Task) -> dict:
     the raw lower bound, the claim, seconds, the solve report (`Result.to_dict`: the schedule
     and its proof) and, with a schedule, the resources it holds (`throughput.resources`)."""
     from warpweave import api
-    from warpweave.core.errors import InputError
     from warpweave.core.formats import model_from_dict
+    from warpweave.errors import InputError
     from warpweave.search import SearchBug
     from warpweave.sweeps.store import LIMITS
     from warpweave.sweeps.throughput import resources

@@ -21,8 +21,8 @@ from typing import Any
 
 import attrs
 
-from warpweave.core.errors import InputError
 from warpweave.core.formats import model_to_dict
+from warpweave.errors import InputError
 from warpweave.kernels import kernel_spec
 from warpweave.sweeps.executors import check_executor, executor
 from warpweave.sweeps.grid import Axis, Point, axes, machines_of, points

@@ -24,7 +24,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 
 # The options of `api.solve` that decide a point's answer (the key); the limits decide only
 # whether a stopped answer may be reused.

@@ -9,7 +9,7 @@ from warpweave_cdna3.constraint import LdsCopyWave, lds_copies
 
 import warpweave as ww
 from warpweave.cli import main
-from warpweave.core.errors import InputError
+from warpweave.errors import InputError
 from warpweave.core.schedule import Schedule
 
 

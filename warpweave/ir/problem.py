@@ -1,14 +1,6 @@
-"""The solver-neutral IR: Boolean and bounded integer variables, clauses, linear / pseudo-Boolean
-constraints, at-most-one / exactly-one, half-reified implications, and a linear objective.
-
-No solver is imported here.  Variables have identity by object and names for display.  A literal
-is a `BoolVar` or its negation `~x` (a `Not`); in linear terms a negated literal `~x` stands for
-`1 - x`.  Python `True` / `False` may be used as constant literals: `add_clause` and friends fold
-them away, so encodings can state boundary cases without special code.
-
-A problem can be evaluated on an assignment (`check`), summarized, and written to / read from a
-JSON file so that any solve can be replayed.
-"""
+"""A problem of the IR: variables, statements and an objective to minimize, stated through
+methods that fold constant literals away; evaluated on an assignment (`check`), summarized, and
+written to / read from a JSON file so that any solve can be replayed."""
 
 from __future__ import annotations
 
@@ -16,166 +8,23 @@ import json
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Literal as _L
-from typing import get_args
-
-import attrs
 
 from warpweave import limits
-from warpweave.core.errors import InputError, PathPart
+from warpweave.errors import InputError, PathPart
+from warpweave.ir.statements import (
+    SENSES,
+    AtMostOne,
+    Clause,
+    Constraint,
+    ExactlyOne,
+    Implies,
+    Linear,
+    Sense,
+)
+from warpweave.ir.terms import BoolVar, IntVar, Lit, LitOrConst, Not, Term, Var, term_value
 
-Sense = _L["<=", ">=", "=="]
-SENSES: tuple[str, ...] = get_args(Sense)
 FORMAT = "warpweave.ir/1"
 CHECK_EVERY = 4096  # variables and constraints stated between two checks of the run's deadline
-
-
-class BoolVar:
-    """A Boolean variable; `~x` is its negation."""
-
-    __slots__ = ("name", "index", "_neg")
-
-    def __init__(self, name: str, index: int):
-        self.name = name
-        self.index = index
-        self._neg = Not(self)
-
-    def __invert__(self) -> Not:
-        return self._neg
-
-    @property
-    def var(self) -> BoolVar:
-        return self
-
-    @property
-    def positive(self) -> bool:
-        return True
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-class Not:
-    """The negation of a Boolean variable (one object per variable, so identity works)."""
-
-    __slots__ = ("var",)
-
-    def __init__(self, var: BoolVar):
-        self.var = var
-
-    def __invert__(self) -> BoolVar:
-        return self.var
-
-    @property
-    def positive(self) -> bool:
-        return False
-
-    @property
-    def name(self) -> str:
-        return f"~{self.var.name}"
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-class IntVar:
-    """An integer variable with inclusive bounds [lb, ub]."""
-
-    __slots__ = ("name", "index", "lb", "ub")
-
-    def __init__(self, name: str, index: int, lb: int, ub: int):
-        self.name = name
-        self.index = index
-        self.lb = lb
-        self.ub = ub
-
-    def __repr__(self) -> str:
-        return self.name
-
-
-Lit = BoolVar | Not
-Var = BoolVar | IntVar
-LitOrConst = BoolVar | Not | bool
-Term = tuple[int, BoolVar | Not | IntVar]
-
-
-def lit_value(lit: Lit, values: Mapping[Var, int | bool]) -> bool:
-    """The truth of a literal under an assignment of its variable."""
-    v = bool(values[lit.var])
-    return v if lit.positive else not v
-
-
-def term_value(term: Term, values: Mapping[Var, int | bool]) -> int:
-    coef, x = term
-    if isinstance(x, IntVar):
-        return coef * int(values[x])
-    return coef * int(lit_value(x, values))
-
-
-# ---------------------------------------------------------------------------------------------
-# Constraints
-
-
-@attrs.frozen
-class Clause:
-    """At least one of `lits` is true."""
-
-    lits: tuple[Lit, ...]
-
-    def holds(self, values) -> bool:
-        return any(lit_value(x, values) for x in self.lits)
-
-
-@attrs.frozen
-class Linear:
-    """sum(coef * x) `sense` rhs; over Booleans only this is a pseudo-Boolean constraint."""
-
-    terms: tuple[Term, ...]
-    sense: Sense
-    rhs: int
-
-    def holds(self, values) -> bool:
-        lhs = sum(term_value(t, values) for t in self.terms)
-        return {"<=": lhs <= self.rhs, ">=": lhs >= self.rhs, "==": lhs == self.rhs}[self.sense]
-
-    @property
-    def is_pb(self) -> bool:
-        return all(not isinstance(x, IntVar) for _, x in self.terms)
-
-
-@attrs.frozen
-class AtMostOne:
-    lits: tuple[Lit, ...]
-
-    def holds(self, values) -> bool:
-        return sum(lit_value(x, values) for x in self.lits) <= 1
-
-
-@attrs.frozen
-class ExactlyOne:
-    lits: tuple[Lit, ...]
-
-    def holds(self, values) -> bool:
-        return sum(lit_value(x, values) for x in self.lits) == 1
-
-
-@attrs.frozen
-class Implies:
-    """Half reification: if `lit` is true then `then` holds (nothing is said otherwise)."""
-
-    lit: Lit
-    then: Linear
-
-    def holds(self, values) -> bool:
-        return not lit_value(self.lit, values) or self.then.holds(values)
-
-
-Constraint = Clause | Linear | AtMostOne | ExactlyOne | Implies
-
-
-# ---------------------------------------------------------------------------------------------
-# Problems
-
 
 def _fold(lits: Iterable[LitOrConst]) -> tuple[Lit, ...] | None:
     """Drop False constants; None if a True constant makes the disjunction trivially true."""
