@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import itertools
 import random
 
 import attrs
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from warpweave.codegen.buffers import plan, steady_peaks
+from warpweave.codegen.buffers import _overlap, _packed, _slots, plan, steady_peaks
 from warpweave.codegen.lower import lower
 from warpweave.core.model import Edge, Machine, Memory, Model, Op, Unit, WarpGroup
 from warpweave.core.schedule import Schedule, straight_line
@@ -188,3 +189,18 @@ def test_steady_peaks_are_a_long_q_in_its_middle(seed):
         weights = {op.name: op.footprint_in(p.pool) if p.kind == "memory"
                    else op.regs * (s.group[op.name] == p.pool) for op in m.ops}
         assert p.peak == max(sum(weights[x.op] for x in q.live_at(t)) for t in window), p
+
+
+def test_the_exact_layout_packs_within_capacity_or_says_none():
+    """The triangle above with one place per value: no layout fits 4 units (each two values are
+    busy together, 2 + 2 + 1), the exact packing finds one at 5 with no two busy places
+    overlapping; repeating every two iterations, one at 4."""
+    triangle = [("x", 2, 0, 4, 1), ("y", 2, 3, 4, 1), ("z", 1, 6, 6, 1)]
+    assert _packed(_slots(triangle, 10, None), 4, 10) is None
+    for unroll, capacity in ((None, 5), (1, 5), (2, 4)):
+        slots = _slots(triangle, 10, unroll)
+        places = _packed(slots, capacity, 10)
+        assert places is not None and max(p.offset + p.size for p in places) <= capacity
+        for (a, pa), (b, pb) in itertools.combinations(zip(slots, places, strict=True), 2):
+            if _overlap(a[3], a[4], a[5], b[3], b[4], b[5]):
+                assert pa.offset + pa.size <= pb.offset or pb.offset + pb.size <= pa.offset

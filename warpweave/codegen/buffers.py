@@ -31,7 +31,7 @@ import attrs
 
 from warpweave import limits
 from warpweave.core.model import Edge, Model, Op
-from warpweave.core.registry import BACKENDS, backend
+from warpweave.core.registry import backend
 from warpweave.core.schedule import Schedule
 from warpweave.errors import InputError
 from warpweave.ir import Problem
@@ -364,6 +364,17 @@ def _top(places: Sequence[Place]) -> int:
     return max((x.offset + x.size for x in places), default=0)
 
 
+def _packer():
+    """The first of PACKERS this install can run (loading only the families it tries), or
+    None."""
+    for family in PACKERS:
+        try:
+            return backend(family)
+        except InputError:  # not installed here, or its plugin failed to load
+            continue
+    return None
+
+
 def _packed(slots: Sequence[Slot], capacity: int, I: int  # noqa: E741
             ) -> list[Place] | None:
     """The slots placed within `capacity` with the least top, by an exact solve: an offset per
@@ -371,9 +382,8 @@ def _packed(slots: Sequence[Slot], capacity: int, I: int  # noqa: E741
     storage allocation, which first-fit only approximates: the live sum can fit where no order
     of first-fit does).  None if no packer backend is installed, none fits, or the solver found
     no layout in its time."""
-    family = next((f for f in PACKERS if f in BACKENDS.load_all()
-                   and not getattr(BACKENDS.get(f), "unavailable", lambda: None)()), None)
-    if family is None or any(x[0] > capacity for x in slots):
+    packer = _packer()
+    if packer is None or any(x[0] > capacity for x in slots):
         return None
     p = Problem("memory-layout")
     top = p.int("top", 0, capacity)
@@ -387,7 +397,7 @@ def _packed(slots: Sequence[Slot], capacity: int, I: int  # noqa: E741
                 p.add_implies(~below, [(1, d), (-1, b)], "<=", -c[0])
     p.minimize([(1, top)])
     seconds = min(PACK_SECONDS, limits.remaining() or PACK_SECONDS)
-    result = backend(family).solve(p, time_limit=seconds)
+    result = packer.solve(p, time_limit=seconds)
     if not result.status.has_solution:
         return None
     return [Place(x[1], x[2], result.values[o], x[0], x[5] // I)
