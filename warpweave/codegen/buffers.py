@@ -342,7 +342,7 @@ def _first_fit(slots: Sequence[Slot], I: int) -> list[Place]:  # noqa: E741
     return places
 
 
-def _orders(slots: list[Slot], tries: int = 24) -> Iterator[list[Slot]]:
+def _orders(slots: Sequence[Slot], tries: int = 24) -> Iterator[list[Slot]]:
     """Orders to place the slots in (first-fit depends on it): largest first, earliest first,
     longest busy first, then seeded shuffles; the layout keeps the best."""
     yield sorted(slots, key=lambda x: (-x[0], x[3], x[1], x[2]))
@@ -396,7 +396,8 @@ def _packed(slots: Sequence[Slot], capacity: int, I: int  # noqa: E741
                 p.add_implies(below, [(1, b), (-1, d)], "<=", -a[0])
                 p.add_implies(~below, [(1, d), (-1, b)], "<=", -c[0])
     p.minimize([(1, top)])
-    seconds = min(PACK_SECONDS, limits.remaining() or PACK_SECONDS)
+    left = limits.remaining()
+    seconds = PACK_SECONDS if left is None else min(PACK_SECONDS, left)
     result = packer.solve(p, time_limit=seconds)
     if not result.status.has_solution:
         return None
@@ -444,7 +445,8 @@ def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
     for mem in model.machine.memories:
         values = [v for v in buffers if model.op(v).footprint_in(mem.name)]
         storage = _storage(model, s, mem.name, values, {v: b.depth for v, b in buffers.items()})
-        layouts = [_slots(storage, s.I, None), *(_slots(storage, s.I, u) for u in UNROLLS)]
+        # The same slots twice (one unroll when every ring has as many slots) are tried once.
+        layouts = list(dict.fromkeys(tuple(_slots(storage, s.I, u)) for u in (None, *UNROLLS)))
         places = min((_first_fit(order, s.I) for slots in layouts for order in _orders(slots)),
                      key=_top)
         for slots in layouts:
