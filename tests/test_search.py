@@ -407,6 +407,25 @@ def test_an_upper_bound_that_breaks_a_rule_is_not_used(fa_model):
     assert "the upper bound given was not used" in out.notes[0]
 
 
+def test_an_upper_bound_beyond_the_stage_bound_bounds_i(fa_model):
+    """The heuristic's schedule may have more stages than the search's bound (Meta's golden-bwd:
+    I = the lower bound in 6 stages, bound 5): it still bounds I, so only L is left to find;
+    and where the stage bound holds no schedule at its I, it is the answer, not a SearchBug."""
+    group = {op.name: fa_model.machine.warp_groups[0].name for op in fa_model.ops}
+    long = Schedule(fa_model.name, 2, 7, {"S": 0, "P": 2, "O": 3}, group)  # 4 stages
+    assert long.stages == 4 and verify(fa_model, long) == []
+    out = search(fa_model, backend="cpsat", encoding="integer", strategy="minimize",
+                 max_stages=3, upper=long, isolate=False)
+    assert out.optimal and (out.schedule.I, out.schedule.L) == (2, 4)
+    assert "it bounds I only" in out.notes[0]
+    # no I <= 2 question goes above I = 2
+    assert all(a.interval is None or a.interval[1] <= 2 for a in out.attempts)
+    short = search(fa_model, backend="cpsat", encoding="integer", strategy="minimize",
+                   max_stages=1, upper=long, isolate=False)
+    assert short.schedule == long and not short.optimal and short.status == "feasible"
+    assert short.lower_bound == 2
+
+
 def test_overlapping_ruled_out_ranges_read_as_one():
     """The probe's I = lower bound at S=1, then the minimize question over I=64..81 at S=1: one
     entry; ranges that neither meet nor overlap stay apart."""

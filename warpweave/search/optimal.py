@@ -55,9 +55,9 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     in a child process (hard time limits, prompt Ctrl-C, contained crashes; ~20-40 ms each).
     `semantics`: "loop" (DESIGN section 3: every trip count) or "paper-q" (the paper's Q_S).
     `upper`: a schedule of `model` found otherwise (the heuristic's): if every constraint
-    accepts it and it has at most the stage bound's stages, the minimize search asks only for
-    I up to its I, starting from it (a warm start), and returns it if stopped before finding
-    one.
+    accepts it, the minimize search asks only for I up to its I, starting from it (a warm start,
+    where it has at most the stage bound's stages), and returns it if it finds no schedule
+    within the stage bound (not proven optimal in L then) or is stopped before it finds one.
     `proven`: no I below it is feasible, shown elsewhere (a relaxation's search, with the same
     stage bound); the search starts there."""
     check_semantics(semantics)
@@ -90,11 +90,13 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
         if paper:
             algorithm_1(run)
         elif strategy == "minimize":
-            if upper is not None and (upper.stages > s_max or any(
-                    c.check(model, upper, semantics=semantics) for c in cons)):
-                run.notes.append("the upper bound given was not used: it breaks a constraint "
-                                 "or the stage bound")
+            if upper is not None and any(c.check(model, upper, semantics=semantics)
+                                         for c in cons):
+                run.notes.append("the upper bound given was not used: it breaks a constraint")
                 upper = None
+            elif upper is not None and upper.stages > s_max:
+                run.notes.append(f"the upper bound given (I={upper.I}) has {upper.stages} "
+                                 f"stages, more than the stage bound {s_max}: it bounds I only")
             minimize(run, upper)
         else:
             sweep(run)

@@ -88,17 +88,20 @@ def minimize(run: Run, upper: Schedule | None = None) -> None:
     benchmarks/README.md); only a schedule it finds is then minimized, from that schedule.  Once
     the best I is the lower bound, no later stage count can beat it and nothing is left to ask.
 
-    With a valid schedule `upper` (at most the stage bound's stages), the questions ask for I
-    up to its I from the start: the stage counts too short for the longest path at that I are
-    answered without a solver, and the one that holds `upper` starts from it.  Every I up to
-    `upper.I` shown infeasible contradicts `upper`: SearchBug."""
+    With a valid schedule `upper`, the questions ask for I up to its I from the start: the
+    stage counts too short for the longest path at that I are answered without a solver, and
+    the one that holds `upper` starts from it.  Within the stage bound, every I up to `upper.I`
+    shown infeasible contradicts `upper`: SearchBug.  (Beyond it, `upper` still bounds I: when
+    its I is the lower bound, only L is left to find, at I fixed.)"""
     b, s_max = run.bounds, run.max_stages
+    probed = 0  # the stage count the probe showed infeasible at the lower bound (0: none)
     if max(1, -(-b.min_length // b.lower)) <= s_max:
         S = first_stage(run, b.lower, "probe")
         status, schedule = run.ask(b.lower, S, run.cons, "probe", b.min_length)
         if schedule is not None:  # its L is minimal only if the solve was
             run.optimal, run.lower = status == "optimal", b.lower
             return
+        probed = S if status == "infeasible" else 0
     proven = True
     floor = None  # smallest I not ruled out at the stage counts not decided
     S = 0
@@ -114,6 +117,8 @@ def minimize(run: Run, upper: Schedule | None = None) -> None:
                                  interval=(b.lower, top), stages_from=S))
             S = last
             continue
+        if top == b.lower and S == probed:
+            continue  # the probe's own question, answered already
         hint = upper if run.best is None else None
         if run.best is not None:  # usually infeasible: first the question without objective
             status, schedule, _ = run.ask_range(S, (b.lower, top), feasibility=True)
@@ -128,7 +133,7 @@ def minimize(run: Run, upper: Schedule | None = None) -> None:
         if status not in ("optimal", "infeasible"):
             proven = False
             floor = at if floor is None else min(floor, at)
-    if proven and run.best is None and upper is not None:
+    if proven and run.best is None and upper is not None and upper.stages <= s_max:
         raise SearchBug(f"{run.solver.how} showed every I up to {upper.I} infeasible at every "
                         f"stage count, but a valid schedule has I = {upper.I} in "
                         f"{upper.stages}")
