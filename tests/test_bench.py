@@ -286,9 +286,20 @@ def test_meta_hatschet_and_scaling_sections(tiny):
         text = markdown(header, hat)
         assert "Proven (optimal or infeasible) by some configuration: 1 of 1" in text
         assert expected in text
-    rnd = [dict(r, suite="random") for r in records]
+        assert f"- {records[0]['config']}: proved 1 of 1 in " in text  # the totals
+    rnd = [dict(r, suite="random", case=f"{r['case']} {kind}")
+           for r in records for kind in ("joint", "modulo-only")]
     text = markdown(header, rnd)
-    assert "| 3 | 1/1, " in text   # 3 ops: decided 1 of 1 by each configuration
+    assert "| 3 | joint | 1/1, " in text and "| 3 | modulo-only | 1/1, " in text
+    assert f"- {records[0]['config']}, modulo-only: every case of up to 3 ops proven" in text
+    unproven = [dict(r, status="unknown") if "joint" in r["case"] else r for r in rnd]
+    assert f"- {records[0]['config']}, joint: every case of up to - ops proven" in \
+        markdown(header, unproven)
+    ddg = [dict(r, suite="meta-ddg", raw_lower_bound=2, best_I_seconds=0.01) for r in records]
+    text = markdown(header, ddg)
+    assert "Proven by some configuration: 1 of 1 loops; proven I equal to the raw lower " \
+           "bound max(ResMII, RecMII): 1." in text
+    assert "(I at 0.01)" in text
 
 
 def test_repeats_collapse_to_the_median_and_timeouts_count_at_the_limit(tiny):
@@ -312,3 +323,18 @@ def test_repeats_collapse_to_the_median_and_timeouts_count_at_the_limit(tiny):
         f"kernels/fa-simplified: {other['config']} found I={base['I'] - 1} cycles but "
         f"{base['config']} proved I={base['I']} cycles optimal"]
     assert disagreements([base, dict(units, I=base["I"])]) == []  # scales apart in units
+
+
+def test_the_full_hatschet_set_and_metas_raw_loops_are_suites(tmp_path, monkeypatch):
+    """`hatschet-all`: the 323 graphs unpacked once from the archive into the cache (the same
+    directory a second time); `meta-ddg`: every loop of Meta's raw DDGs, modulo-only."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    cases = select(["hatschet-all"])
+    assert len(cases) == 323 and len({c.name for c in cases}) == 323
+    assert select(["hatschet-all"])[0].target == cases[0].target
+    assert cases[0].target.startswith(str(tmp_path))
+    assert len(cases[-1].load().ops) == 118
+    loops = select(["meta-ddg"])
+    assert len(loops) == 17 and all(c.without and "memory" in c.without for c in loops)
+    outer = next(c for c in loops if c.name.startswith("case2_persistent_gemm-loop1"))
+    assert len(outer.load().ops) == 16

@@ -26,6 +26,7 @@ from warpweave.bench.suites import Case
 from warpweave.core.model import Model
 from warpweave.errors import InputError
 from warpweave.search import SOLVING
+from warpweave.search.attempt import RELAXED_PHASES
 
 DECIDED = ("optimal", "infeasible")
 
@@ -199,7 +200,15 @@ def _solve(model: Model, config: Config, settings: Settings, progress,
                       seed=settings.seed, normalize=config.normalize or settings.normalize,
                       method=config.method)
     tick = time.perf_counter()
-    run = run_solve(model, options, progress=progress)
+    found: dict = {}  # when the first schedule, and each I, was found (seconds from the start)
+
+    def watch(a) -> None:
+        if a.status != SOLVING and a.L is not None and a.phase not in RELAXED_PHASES:
+            found.setdefault("first", time.perf_counter() - tick)
+            found.setdefault(a.I, time.perf_counter() - tick)
+        progress(a)
+
+    run = run_solve(model, options, progress=watch)
     wall = time.perf_counter() - tick
     o, attempts = run.outcome, run.outcome.attempts
     return {**_answer(run.schedule, o.schedule, run.normalized, run.raw_violations),
@@ -211,7 +220,13 @@ def _solve(model: Model, config: Config, settings: Settings, progress,
             "solve_seconds": round(sum(a.solve_seconds for a in attempts), 4),
             "calls": len(attempts), "claim": run.claim(), "notes": list(o.notes),
             "method": run.method, "gap": _gap(o.schedule, o.lower_bound),
-            "raw_lower_bound": run.raw_bounds.lower if run.raw_bounds else None}
+            "raw_lower_bound": run.raw_bounds.lower if run.raw_bounds else None,
+            "first_schedule_seconds": _rounded(found.get("first")),
+            "best_I_seconds": _rounded(found.get(o.schedule.I) if o.schedule else None)}
+
+
+def _rounded(seconds: float | None) -> float | None:
+    return None if seconds is None else round(seconds, 4)
 
 
 def _gap(units, lower: int) -> float | None:

@@ -3,8 +3,10 @@
 A `Case` is plain data (it crosses into a worker process) and builds its model there with
 `load()`.  Suites: `kernels` (every library kernel on each machine it supports, default
 parameters, plus the sub-tiled FA3 forward and FA backward), `meta` (Meta's golden graphs,
-`benchmarks/models/`), `hatschet` (the committed HatScheT subset, `benchmarks/data/hatschet/`),
-`random` (seeded random loop bodies of growing size), `scale` (what the scalable methods are for:
+`benchmarks/models/`), `meta-ddg` (every loop of Meta's raw Blackwell DDGs, modulo-only),
+`hatschet` (the committed HatScheT subset, `benchmarks/data/hatschet/`), `hatschet-all` (all 323
+HatScheT graphs, from the archive beside it), `random` (seeded random loop bodies of growing size,
+joint and modulo-only), `scale` (what the scalable methods are for:
 the prior implementation's kernels modulo-only and joint, HatScheT's largest graphs, Meta's
 sub-tiled FA backward graph with warp groups, random graphs of 200 ops with warp groups and
 register limits and of 1,000 ops modulo-only).  A target that is no suite name is one case: a
@@ -26,7 +28,7 @@ from warpweave.errors import InputError
 
 # Sub-tiled variants worth their own row (the Twill paper's FA3 forward and FA backward).
 SUBTILED = (("fa3-fwd", "subtiles=2"), ("fa-bwd", "subtiles=2"))
-RANDOM_SIZES = (5, 10, 20, 30, 40, 60)
+RANDOM_SIZES = (5, 10, 20, 30, 40, 60, 80, 120)
 RANDOM_SEEDS = (0, 1)
 
 
@@ -36,13 +38,14 @@ class Case:
 
     suite: str
     name: str
-    kind: str                       # kernel | file | hatschet | random
+    kind: str                       # kernel | file | hatschet | random | scale | meta-ddg
     target: str                     # kernel name, model or graph file
     machine: str | None = None
     params: tuple[str, ...] = ()
     size: int = 0                   # random: number of ops
     seed: int = 0                   # random: generator seed
     aux: str | None = None          # hatschet: the resource-model file
+    loop: int | None = None         # meta-ddg: the loop id (default: the first inner loop)
     without: tuple[str, ...] = ()   # rules left out (modulo-only cases)
     reference: dict[str, Any] = attrs.field(factory=dict, eq=False, hash=False)
 
@@ -65,7 +68,7 @@ class Case:
             return scale_graph(self.size, self.seed, joint="joint" in self.params)
         if self.kind == "meta-ddg":
             from warpweave.importers import import_model
-            return import_model(self.target, "meta-ddg")
+            return import_model(self.target, "meta-ddg", loop=self.loop)
         raise ValueError(f"unknown case kind {self.kind!r}")
 
 
@@ -108,7 +111,17 @@ def meta_cases(data: Path) -> list[Case]:
 def hatschet_cases(data: Path) -> list[Case]:
     """The committed HatScheT subset, smallest graph first, with the index's lower bounds."""
     root = data / "data" / "hatschet"
-    index = root / "index.csv"
+    return _hatschet_index(root, root / "index.csv", "hatschet")
+
+
+def hatschet_all_cases(data: Path) -> list[Case]:
+    """All 323 HatScheT graphs of at most 120 nodes (`benchmarks/data/hatschet/all.tar.xz`,
+    unpacked once into the user's cache), smallest first, with the index's lower bounds."""
+    root = unpack(data / "data" / "hatschet" / "all.tar.xz")
+    return _hatschet_index(root, root / "index.csv", "hatschet-all")
+
+
+def _hatschet_index(root: Path, index: Path, suite: str) -> list[Case]:
     try:
         with open(index, newline="") as f:
             rows = list(csv.DictReader(f))
@@ -118,16 +131,69 @@ def hatschet_cases(data: Path) -> list[Case]:
     for row in sorted(rows, key=lambda r: (int(r["nodes"]), r["graph"])):
         name = row["graph"].removesuffix(".graphml")
         ref = {"index_res_mii": int(row["res_mii"]), "index_rec_mii": int(row["rec_mii"])}
-        out.append(Case("hatschet", name, "hatschet", str(root / row["graph"]),
+        out.append(Case(suite, name, "hatschet", str(root / row["graph"]),
                         aux=str(root / row["resource_model"]), reference=ref))
     return out
 
 
+def unpack(archive: Path) -> Path:
+    """The directory `archive` (a .tar.xz of data files) is unpacked into, under the user's
+    cache (`$XDG_CACHE_HOME/warpweave`, else `~/.cache/warpweave`), keyed by the archive's
+    hash: unpacked once, then reused (the workers read the files from there)."""
+    import hashlib
+    import os
+    import tarfile
+    try:
+        digest = hashlib.sha256(archive.read_bytes()).hexdigest()[:16]
+    except OSError as exc:
+        raise InputError(f"cannot read: {exc.strerror} (give the benchmarks directory with "
+                         "--data)", file=str(archive)) from None
+    cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "warpweave"
+    root = cache / f"{archive.name.split('.')[0]}-{digest}"
+    if not (root / ".complete").exists():
+        partial = root.with_name(root.name + f".{os.getpid()}")
+        with tarfile.open(archive, "r:xz") as tar:
+            tar.extractall(partial, filter="data")
+        (partial / ".complete").touch()
+        try:
+            partial.rename(root)
+        except OSError:  # unpacked meanwhile by another process: keep its copy
+            import shutil
+            shutil.rmtree(partial, ignore_errors=True)
+    return root
+
+
 def random_cases(sizes: Sequence[int] = RANDOM_SIZES,
                  seeds: Sequence[int] = RANDOM_SEEDS) -> list[Case]:
-    """Seeded random loop bodies (`bench.random_graphs`) of growing size."""
-    return [Case("random", f"random-{n}-{s}", "random", "random", size=n, seed=s)
-            for n in sizes for s in seeds]
+    """Seeded random loop bodies (`bench.random_graphs`) of growing size, joint (every rule)
+    and modulo-only (dependence, capacity and completion), smallest first."""
+    others = _modulo_only()
+    return [c for n in sizes for s in seeds for c in (
+        Case("random", f"random-{n}-{s} joint", "random", "random", size=n, seed=s),
+        Case("random", f"random-{n}-{s} modulo-only", "random", "random", size=n, seed=s,
+             without=others))]
+
+
+def meta_ddg_cases(data: Path) -> list[Case]:
+    """Every loop of Meta's raw Blackwell DDGs (`benchmarks/data/meta-tlx/*-ddg*.json`: inner
+    loops, and the outer persistent loops holding one as a super node), modulo-only."""
+    others = _modulo_only()
+    out = []
+    for path in sorted((data / "data" / "meta-tlx").glob("case*-ddg*.json")):
+        loops = [x.get("loop_id") for x in _read_json(path).get("loops", [])]
+        stem = path.stem.removesuffix("-ddg").replace("-ddg_", "_")
+        for loop in loops:
+            name = stem if len(loops) == 1 else f"{stem}-loop{loop}"
+            out.append(Case("meta-ddg", f"{name} modulo-only", "meta-ddg", str(path),
+                            loop=loop, without=others))
+    return out
+
+
+def _modulo_only() -> tuple[str, ...]:
+    """The registered rules but dependence, capacity and completion (what modulo-only leaves
+    out)."""
+    from warpweave.core.registry import CONSTRAINTS
+    return tuple(r for r in CONSTRAINTS.names() if r not in MODULO_RULES)
 
 
 # The prior implementation's kernels (its README lists GauS's II for them) on our machines.
@@ -140,8 +206,7 @@ HATSCHET_LARGEST = 4
 def scale_cases(data: Path) -> list[Case]:
     """The `scale` suite (see the module docstring).  Modulo-only cases leave out every rule but
     dependence, capacity and completion (the prior implementation's setting)."""
-    from warpweave.core.registry import CONSTRAINTS
-    others = tuple(r for r in CONSTRAINTS.names() if r not in MODULO_RULES)
+    others = _modulo_only()
     out = []
     for name, machine in SEED_KERNELS:
         label = name + (f"@{machine}" if machine else "")
@@ -162,6 +227,8 @@ SUITES: dict[str, Callable[[Path], list[Case]]] = {
     "kernels": lambda data: kernel_cases(),
     "meta": meta_cases,
     "hatschet": hatschet_cases,
+    "hatschet-all": hatschet_all_cases,
+    "meta-ddg": meta_ddg_cases,
     "random": lambda data: random_cases(),
     "scale": scale_cases,
 }

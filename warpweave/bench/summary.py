@@ -278,9 +278,10 @@ def meta_section(records: Sequence[dict], baseline: str) -> list[str]:
                     f"baseline ({baseline})", "baseline s / Meta s"], rows)]
 
 
-def hatschet_section(records: Sequence[dict]) -> list[str]:
-    """HatScheT graphs: how many were proven, and the proven I against the index's lower bound
-    max(1, ResMII, RecMII) (HatScheT records no results for them)."""
+def hatschet_section(records: Sequence[dict], configs: Sequence[str] = ()) -> list[str]:
+    """HatScheT graphs: how many were proven, the proven I against the index's lower bound
+    max(1, ResMII, RecMII) (HatScheT records no results for them), and each configuration's
+    wall seconds over all of them."""
     cases = [(k, rs) for k, rs in _cases(records).items() if "index_res_mii" in rs[0]["reference"]]
     if not cases:
         return []
@@ -300,27 +301,87 @@ def hatschet_section(records: Sequence[dict]) -> list[str]:
     out += [f"- above the bound: {x}" for x in above]
     if open_:
         out.append(f"- not proven within the timeout: {', '.join(open_)}")
+    out += [f"- {line}" for line in _totals([r for _, rs in cases for r in rs], configs)]
     return out
 
 
+def _totals(records: Sequence[dict], configs: Sequence[str]) -> list[str]:
+    """Per configuration: cases proven, wall seconds in all and the slowest case."""
+    out = []
+    for c in configs:
+        mine = [r for r in records if r["config"] == c and "wall_seconds" in r]
+        if not mine:
+            continue
+        slow = max(mine, key=lambda r: r["wall_seconds"])
+        out.append(f"{c}: proved {sum(r.get('status') in DECIDED for r in mine)} of "
+                   f"{len(mine)} in {_secs(sum(r['wall_seconds'] for r in mine))} s in all; "
+                   f"slowest {slow['case']} {_secs(slow['wall_seconds'])} s")
+    return out
+
+
+def meta_ddg_section(records: Sequence[dict], configs: Sequence[str]) -> list[str]:
+    """Meta's raw DDGs modulo-only: per loop, the proven I against the raw lower bound
+    max(ResMII, RecMII), and the time of each configuration."""
+    rows, reached, decided = [], 0, 0
+    for (suite, case), rs in _cases(records).items():
+        if suite != "meta-ddg":
+            continue
+        best = _decided_by(rs)
+        bound = next((r["raw_lower_bound"] for r in rs if r.get("raw_lower_bound")), None)
+        decided += best is not None
+        reached += best is not None and best.get("I") == bound
+        mine = {r["config"]: r for r in rs}
+        rows.append([case, rs[0].get("ops", "-"), bound if bound is not None else "-",
+                     *(f"{cell(mine.get(c))} (I at {_secs(mine[c].get('best_I_seconds'))})"
+                       if c in mine else "-" for c in configs)])
+    if not rows:
+        return []
+    return ["", "## Meta's raw DDGs, modulo-only", "",
+            f"Proven by some configuration: {decided} of {len(rows)} loops; proven I equal to "
+            f"the raw lower bound max(ResMII, RecMII): {reached}. Per configuration: the "
+            "answer and its time, then when its I was found (seconds from the start; the rest "
+            "is the proof that L is minimal).", "",
+            *(f"- {line}" for line in _totals(
+                [r for r in records if r["suite"] == "meta-ddg"], configs)), "",
+            _table(["loop", "ops", "lower bound", *configs], rows)]
+
+
 def scaling_section(records: Sequence[dict], configs: Sequence[str]) -> list[str]:
-    """Random graphs: per size, how many cases each configuration decided and its median time
-    on them."""
+    """Random graphs: per size and variant (joint, modulo-only), how many cases each
+    configuration decided and its median time on them; and the largest size it proved every
+    case of, per variant."""
     rnd = [r for r in records if r["suite"] == "random" and "ops" in r]
     if not rnd:
         return []
-    rows = []
-    for n in sorted({r["ops"] for r in rnd}):
-        row: list = [n]
+
+    def variant(r: dict) -> str:
+        return r["case"].rpartition(" ")[2] if " " in r["case"] else "joint"
+
+    rows, largest = [], []
+    for kind in sorted({variant(r) for r in rnd}):
+        mine_kind = [r for r in rnd if variant(r) == kind]
+        for n in sorted({r["ops"] for r in mine_kind}):
+            row: list = [n, kind]
+            for c in configs:
+                mine = [r for r in mine_kind if r["ops"] == n and r["config"] == c]
+                done = sorted(r["wall_seconds"] for r in mine if comparable(r))
+                median = _secs(done[len(done) // 2]) if done else "-"
+                row.append(f"{len(done)}/{len(mine)}, {median}")
+            rows.append(row)
         for c in configs:
-            mine = [r for r in rnd if r["ops"] == n and r["config"] == c]
-            done = sorted(r["wall_seconds"] for r in mine if comparable(r))
-            median = _secs(done[len(done) // 2]) if done else "-"
-            row.append(f"{len(done)}/{len(mine)}, {median}")
-        rows.append(row)
+            sizes: dict[int, list[bool]] = {}
+            for r in mine_kind:
+                if r["config"] == c and not _is_heuristic(r):
+                    sizes.setdefault(r["ops"], []).append(r.get("status") in DECIDED)
+            best = max((n for n, ok in sizes.items() if all(ok)), default=None)
+            if sizes:
+                largest.append(f"{c}, {kind}: every case of up to "
+                               f"{best if best is not None else '-'} ops proven "
+                               f"(sizes {', '.join(map(str, sorted(sizes)))})")
     return ["", "## Random graphs: time against size", "",
             "Per size: cases decided (heuristic: schedules found) / cases, then the median "
-            "wall seconds over those.", "", _table(["ops", *configs], rows)]
+            "wall seconds over those.", "", *(f"- {x}" for x in largest), "",
+            _table(["ops", "rules", *configs], rows)]
 
 
 def _raw_lower(r: dict) -> int | None:
@@ -390,7 +451,8 @@ def markdown(header: dict, records: Sequence[dict]) -> str:
     out += config_section(records, configs, baseline, header.get("timeout"))
     out += heuristic_section(records)
     out += meta_section(records, baseline)
-    out += hatschet_section(records)
+    out += meta_ddg_section(records, configs)
+    out += hatschet_section(records, configs)
     out += scaling_section(records, configs)
     out += scale_section(records, configs)
     out += ["", "## Cases", "",
