@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 from warpweave.cli import main
+from warpweave.codegen.buffers import plan
+from warpweave.core.formats import load_model
+from warpweave.pipeline import Options, run_solve
 
 from .conftest import EXAMPLES
+
+MODELS = Path(__file__).parent / "models"
 
 MODEL = str(EXAMPLES / "fa-simplified.json")
 GOOD = str(EXAMPLES / "fa-simplified.schedule.json")
@@ -81,6 +87,8 @@ def test_the_shallow_streaming_model(tmp_path, capsys):
     assert "NOT valid for the model as given" in out
     doc = json.loads((tmp_path / "paper.json").read_text())
     assert doc["I"] == 1 and doc["optimal"] is False and doc["streaming"]["mode"] == "paper"
+    # for the model as given: invalid, its own lower bound (RecMII 6), no gap to report
+    assert doc["status"] == "invalid" and doc["lower_bound"] == 6 and doc["gap"] is None
     assert doc["violations"][0]["rule"] == "dependence"
     assert main(["verify", model, paper]) == 1  # the file's `streaming` key relaxes nothing
     assert "checked on the model as given" in capsys.readouterr().out
@@ -119,6 +127,41 @@ def test_emit_fails_when_the_plan_exceeds_a_limit(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "steady state: within limits (registers producer 0/40, consumer 64/232)" in out
     assert "memory: smem 65536 <= 232448 allocated (loop peak 32768)" in out
+
+
+def test_solve_answers_a_schedule_whose_plan_fits(tmp_path, capsys):
+    """What `emit` allocates must fit what was proven (DESIGN section 6).  Rule 5 bounds what is
+    live at once; the plan lays rings out at fixed places.  tests/models/plan/fragmented.json
+    (found by a random search): the optimum I = 5, L = 10 has a live peak of 5 = smem, but its
+    rings need 6 at fixed places; `solve` searches again with smem 4 and answers I = 5, L = 11,
+    whose plan fits - I still optimal, L not proven.  The Hopper-like GEMM with one tile of
+    shared memory and no hold on its MMA's read: the plan keeps each tile until the MMA is
+    done, so `solve` searches again with that hold stated."""
+    model = str(MODELS / "plan" / "fragmented.json")
+    out = tmp_path / "s.json"
+    assert main(["solve", model, "--out", str(out)]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("fragmented: feasible, a plan that fits")
+    assert "plan: the optimum (I = 5, L = 10) has no plan within smem 6 > 5; searched again " \
+           "with smem 4" in text
+    doc = json.loads(out.read_text())
+    assert (doc["I"], doc["L"], doc["optimal"], doc["I_optimal"]) == (5, 11, False, True)
+    assert doc["status"] == "feasible" and doc["plan_refits"][0]["next_capacities"] == {"smem": 4}
+    assert main(["emit", model, "--schedule", str(out), "--target", "ir", "--out",
+                 str(tmp_path)]) == 0
+    assert "memory: smem 4 <= 5 allocated" in capsys.readouterr().out
+    # without the check, the model's optimum, which emit refuses
+    run = run_solve(load_model(model), Options(plan=False, isolate=False))
+    assert (run.schedule.I, run.schedule.L) == (5, 10) and run.plan_fits is None
+    assert [u.allocated for u in plan(run.raw, run.schedule).memory] == [6]
+
+    gemm = json.loads((EXAMPLES / "hopper-gemm.json").read_text())
+    gemm["machine"]["memories"]["smem"] = 32768
+    small = tmp_path / "hopper-gemm.json"
+    small.write_text(json.dumps(gemm))
+    run = run_solve(load_model(str(small)), Options(isolate=False))
+    assert run.plan_fits and run.refits[0].holds and not run.refits[0].capacities
+    assert plan(run.raw, run.schedule).over_limits() == []
 
 
 def test_simulate_is_a_check_that_can_fail(capsys):

@@ -47,6 +47,8 @@ AUTO_THRESHOLD, RESOLUTION = 128, 64
 HEURISTIC_SECONDS = 2.0
 # The lns, gaus and heuristic methods normalize only above this lower bound (cycles).
 SCALABLE_RAW_UP_TO = 512
+# Searches after the first whose answer's plan needs more memory than a capacity (`fit_plan`).
+PLAN_ROUNDS = 3
 
 
 @attrs.frozen
@@ -69,6 +71,7 @@ class Options:
     isolate: bool = True      # each solver call in a child process (tests turn it off: faster)
     semantics: str = defaults.SEMANTICS  # loop (every trip count) | paper-q (Q_S only)
     method: str = defaults.METHOD  # exact | lns | gaus | heuristic | auto (scale.method.choose)
+    plan: bool = True  # the answer's plan (emit's buffers) must fit each memory (`fit_plan`)
 
 
 @attrs.frozen
@@ -92,6 +95,40 @@ class Relaxation:
 
 
 @attrs.frozen
+class Refit:
+    """A valid schedule whose plan - the rings `emit` lays out at fixed places in each memory -
+    needs more than a capacity, and how the next search's model was made to account for it:
+    first each anti-dependent reader holds the value it reads until its order edge lets the
+    slot be refilled (`holds`, the edges given a hold: what the plan keeps busy, where rule 4
+    frees the value at the reader's issue), then each such memory less the excess
+    (`capacities`: rule 5 bounds the footprint live at once, not where it sits)."""
+
+    I: int  # noqa: E741
+    L: int
+    over: tuple[tuple[str, int, int], ...]        # (memory, allocated, capacity)
+    optimal: bool                                 # the schedule was proven optimal
+    lower_bound: int                              # raw cycles: no valid I below it
+    holds: tuple[str, ...] = ()                   # edges "src->dst" given a hold next
+    capacities: tuple[tuple[str, int], ...] = ()  # (memory, capacity searched next), if less
+
+    def to_dict(self) -> dict:
+        return {"I": self.I, "L": self.L, "optimal": self.optimal,
+                "lower_bound": self.lower_bound,
+                "over": [{"memory": m, "allocated": a, "capacity": c} for m, a, c in self.over],
+                "next_holds": list(self.holds), "next_capacities": dict(self.capacities)}
+
+    def __str__(self) -> str:
+        over = ", ".join(f"{m} {a} > {c}" for m, a, c in self.over)
+        what = "the optimum" if self.optimal else "the schedule found"
+        if self.holds:
+            then = (f"searched again with {len(self.holds)} reader(s) holding their tile "
+                    f"until done, as the plan keeps it ({', '.join(self.holds)})")
+        else:
+            then = "searched again with " + ", ".join(f"{m} {c}" for m, c in self.capacities)
+        return f"{what} (I = {self.I}, L = {self.L}) has no plan within {over}; {then}"
+
+
+@attrs.frozen
 class Run:
     """A solve: the model as given, what was solved, the search's outcome, and the raw answer."""
 
@@ -107,6 +144,23 @@ class Run:
     semantics: str = "loop"           # what "valid" meant (DESIGN section 3)
     method: str = "exact"             # which scheduler answered (scale.method)
     scaled: ScaleResult | None = None  # a scalable method's answer (its history, its bound)
+    # Schedules whose plan did not fit, before this answer (`fit_plan`): the answer then solves
+    # the model with less memory, and the first one's lower bound is the model's.
+    refits: tuple[Refit, ...] = ()
+    plan_fits: bool | None = None  # checked (`fit_plan`): the answer's plan fits each memory
+
+    @property
+    def lower_bound(self) -> int:
+        """No valid I below this for the model as given, in raw cycles: the proven bound, at
+        least the raw model's max(ResMII, RecMII) (only that when the proof is in normalized
+        units, which says nothing in cycles; a streaming relaxation's proof holds for the model
+        as given too); after a refit, the first search's."""
+        if self.refits:
+            return self.refits[0].lower_bound
+        raw = self.raw_bounds.lower if self.raw_bounds is not None else 0
+        if self.normalized is not None:
+            return raw
+        return max(self.outcome.lower_bound, raw)
 
     @property
     def raw_interval(self) -> int:
@@ -139,11 +193,12 @@ class Run:
         infeasible only for stage counts up to `stage_bound` (every I below the lower bound is
         infeasible for every stage count)."""
         o, s = self.outcome, self.schedule
-        proven = o.optimal and s is not None and not self.raw_violations
+        proven = o.optimal and s is not None and not self.raw_violations and not self.refits
         n = self.normalized
-        at_bound = s is not None and s.I == self.raw_lower_bound
-        # At the raw lower bound I is minimal whoever found it (a scalable method, a search
-        # stopped at its limit): no I below max(ResMII, RecMII) is feasible for any S.
+        # At a proven lower bound in raw cycles (max(ResMII, RecMII), or a proof in cycles, or
+        # the first search's before a refit) I is minimal whoever found it (a scalable method,
+        # a search stopped at its limit, a search on a model refit for the plan).
+        at_bound = s is not None and s.I == self.lower_bound
         I_optimal = (proven and n is None) or (at_bound and not self.raw_violations)
         raw_min_length = self._raw_bounds().min_length
         return {
@@ -152,25 +207,27 @@ class Run:
             "proven_in": None if not proven else
             ("cycles" if n is None else f"units of {n.scale} cycles"),
             "stage_bound": o.max_stages,
-            "stage_bound_needed": s is not None and not at_bound,
+            "stage_bound_needed": s is not None and s.I != self.raw_lower_bound,
         }
 
     @property
     def gap(self) -> float | None:
-        """(I - lower bound) / lower bound, in raw cycles (None without a schedule)."""
-        if self.schedule is None:
+        """(I - lower bound) / lower bound, in raw cycles (None without a schedule valid for
+        the model as given)."""
+        if self.schedule is None or self.raw_violations:
             return None
-        lower = self.raw_bounds.lower if self.normalized is not None and self.raw_bounds \
-            else self.outcome.lower_bound
-        return gap(self.schedule.I, lower)
+        return gap(self.schedule.I, self.lower_bound)
 
     @property
     def exit_status(self) -> int:
         """0 an optimal (or, with --paper-search, Algorithm 1's; with a scalable method, any
-        not cut short by Ctrl-C) answer, verified on the model as given; 1 none exists; 3 a
-        limit was reached (a Ctrl-C included) or the check on the model as given (raw cycles,
-        real latencies) failed."""
+        not cut short by Ctrl-C; after `fit_plan`, the best found whose plan fits) answer,
+        verified on the model as given; 1 none exists; 3 a limit was reached (a Ctrl-C
+        included), the check on the model as given (raw cycles, real latencies) failed, or the
+        answer's plan does not fit."""
         anytime = self.method != "exact" and not self.outcome.interrupted
+        if self.plan_fits is False:
+            return 3  # a valid answer whose plan emit cannot fit: the rounds or time ran out
         if self.schedule is not None and not self.raw_violations and \
                 (self.outcome.optimal or self.comparison is not None or anytime):
             return 0
@@ -216,8 +273,21 @@ def run_solve(model: Model, options: Options = Options(),
     `options.time_limit` bounds the whole run, not only the search: the bounds, normalization and
     the streaming relaxation's search check the same deadline (`warpweave.limits`), and Ctrl-C is
     latched for the run.  Stopped before the search could start, the Run has no schedule, the
-    bounds known on the raw model, and a note saying where it stopped."""
+    bounds known on the raw model, and a note saying where it stopped.
+
+    With `options.plan` (the default) the answer's plan must fit as well (`fit_plan`): what
+    `emit` allocates for it is what was proven to fit."""
     check_limits(options.time_limit, options.solve_limit, options.max_stages)
+    with limits.within(options.time_limit), limits.latch_interrupts():
+        run = _solve_once(model, options, progress, extra, improvements)
+        if not options.plan:
+            return run
+        return fit_plan(run, lambda m: _solve_once(m, options, progress, extra, improvements))
+
+
+def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], None] | None,
+                extra: Sequence[Constraint], improvements: Listener | None) -> Run:
+    """One solve of `model` as `run_solve` describes it, without the plan's check."""
     if options.streaming not in defaults.STREAMING_MODES:
         raise InputError(f"expected one of {', '.join(defaults.STREAMING_MODES)}", ("--streaming",),
                          options.streaming)
@@ -314,6 +384,70 @@ def run_solve(model: Model, options: Options = Options(),
                known, options.semantics, method, scaled)
 
 
+def fit_plan(run: Run, solve: Callable[[Model], Run]) -> Run:
+    """`run`, or, where the plan `emit` would build for its answer needs more of a memory than
+    its capacity, the answer of `solve` on a model that accounts for what the plan needs
+    (DESIGN section 6), at most PLAN_ROUNDS times while time is left: first with each
+    anti-dependent reader holding its tile until its order edge lets the slot be refilled
+    (`holding`; a model that states these holds, as the kernels' `reads=completion` does, needs
+    no such round), then with each such memory's capacity less the excess (the rings are laid
+    out at fixed places, which fragments: fa-bwd on B200 with two sub-tiles has a live peak of
+    164864 bytes whose rings need 197632, docs/codegen.md).  The answer then is a valid
+    schedule whose plan fits, not proven optimal: the first search's lower bound is the
+    model's (`Run.lower_bound`), and `Run.refits` says what was done.  When no round (or no
+    time) is left, or a round finds nothing, the last schedule is the answer and
+    `Run.plan_fits` is False: `emit` names what it exceeds."""
+    from warpweave.codegen.buffers import plan
+    raw, refits, searched = run.raw, [], run.raw
+    fits = None
+    while run.schedule is not None and not run.raw_violations and not limits.interrupted():
+        s = run.schedule
+        over = [(u.memory, u.allocated, u.capacity) for u in plan(raw, s).memory if u.exceeds]
+        fits = not over
+        if fits:
+            break
+        held, holds = holding(searched)
+        caps: tuple[tuple[str, int], ...] = ()
+        if not holds:
+            left = {m.name: m.capacity for m in searched.machine.memories}
+            caps = tuple((m, max(0, left[m] - (allocated - capacity)))
+                         for m, allocated, capacity in over)
+            held = attrs.evolve(searched, machine=attrs.evolve(searched.machine, memories=tuple(
+                attrs.evolve(m, capacity=dict(caps).get(m.name, m.capacity))
+                for m in searched.machine.memories)))
+        refits.append(Refit(s.I, s.L, tuple(over), not refits and run.outcome.optimal,
+                            refits[0].lower_bound if refits else run.lower_bound, holds, caps))
+        left_s = limits.remaining()
+        if len(refits) > PLAN_ROUNDS or (left_s is not None and left_s <= 0):
+            break  # the answer keeps its schedule; `plan_fits` says it does not fit
+        tighter = solve(held)
+        if tighter.schedule is None or tighter.raw_violations:
+            break  # none found (or no time): the last schedule stays
+        run, searched = tighter, held
+    fits = fits if run.schedule is not None and not run.raw_violations else None
+    if not refits:
+        return attrs.evolve(run, plan_fits=fits)
+    return attrs.evolve(run, raw=raw, refits=tuple(refits), plan_fits=fits,
+                        raw_bounds=bounds(raw, set(run.outcome.constraints)))
+
+
+def holding(model: Model) -> tuple[Model, tuple[str, ...]]:
+    """`model` with each data edge p -> c whose reader c is anti-dependent on p (an order edge
+    c -> p: p's slot is refilled only `delay` after c issues) holding p's value that long (at
+    most c's cycles, as a hold may), and the edges changed ("p->c")."""
+    from warpweave.codegen.buffers import anti_dependences
+    until = {(a.src, a.dst): a.delay for a in anti_dependences(model)}
+    edges, changed = [], []
+    for e in model.edges:
+        delay = until.get((e.dst, e.src))
+        hold = min(delay, model.op(e.dst).cycles) if e.is_data and delay is not None else 0
+        if hold > e.hold:
+            e = attrs.evolve(e, hold=hold)
+            changed.append(f"{e.src}->{e.dst}")
+        edges.append(e)
+    return attrs.evolve(model, edges=edges), tuple(changed)
+
+
 def heuristic_bound(model: Model, cons: Sequence[Constraint], options: Options
                     ) -> Schedule | None:
     """The heuristic's schedule of `model` within HEURISTIC_SECONDS (an upper bound on I for
@@ -391,9 +525,10 @@ def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
     RecMII), and `optimal` means optimal in raw cycles (`Run.claim`: `proven_in` says "units of
     K cycles" when the proof holds for the rounded costs only)."""
     o, s, n = run.outcome, run.schedule, run.normalized
-    raw_lower = run.raw_bounds.lower if n is not None and run.raw_bounds else o.lower_bound
-    extra: dict = {**run.claim(), "semantics": run.semantics, "status": o.status,
-                   "lower_bound": raw_lower, "backend": o.backend,
+    extra: dict = {**run.claim(), "semantics": run.semantics,
+                   "status": "invalid" if run.raw_violations else
+                   "feasible" if run.refits and s is not None else o.status,
+                   "lower_bound": run.lower_bound, "backend": o.backend,
                    "encoding": o.encoding, "seconds": round(o.seconds, 3),
                    "constraints": list(o.constraints), "method": run.method,
                    "gap": None if run.gap is None else round(run.gap, 4),
@@ -405,6 +540,8 @@ def report(run: Run, buffers: dict[str, int] | None = None) -> dict:
         extra["proof"] = o.proof()
     if run.relaxation is not None:
         extra["streaming"] = run.relaxation.to_dict()
+    if run.refits:
+        extra["plan_refits"] = [r.to_dict() for r in run.refits]
     if run.raw_violations:  # on the model as given, in raw cycles
         extra["violations"] = [v.to_dict() for v in run.raw_violations]
     if n is not None:

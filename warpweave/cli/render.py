@@ -172,6 +172,8 @@ def describe_result(result) -> str:
     status = o.status
     if o.optimal and not claim["optimal"] and claim["proven_in"]:
         status = f"optimal in {claim['proven_in']}"
+    if run.refits and s is not None:
+        status = "feasible, a plan that fits" if run.plan_fits else "feasible, no plan fits"
     semantics = "" if run.semantics == "loop" else \
         " (semantics paper-q: limits checked on the paper's Q only, not on the loop)"
     paper = run.relaxation is not None and run.relaxation.mode == "paper"
@@ -181,7 +183,13 @@ def describe_result(result) -> str:
         lines.append(f"  costs normalized: 1 unit = {n.scale} cycles ({'; '.join(n.warnings)})"
                      if n.warnings else f"  costs normalized: 1 unit = {n.scale} cycles")
     if s is not None:
-        if claim["optimal"]:
+        if run.refits and claim["I_optimal"]:
+            proof = ("I proven optimal, L not: the model's optimum at this I has no plan that "
+                     "fits (below)")
+        elif run.refits:
+            proof = (f"not proven optimal: the model's optimum has no plan that fits (below); "
+                     f"no I < {run.lower_bound} cycles is valid")
+        elif claim["optimal"]:
             proof = "proven optimal"
         elif claim["I_optimal"] and claim["proven_in"]:
             proof = "I proven optimal: the raw lower bound; L minimal in units only"
@@ -218,6 +226,10 @@ def describe_result(result) -> str:
         lines.append(f"  method {run.method} ({o.backend}), {o.seconds:.2f} s")
     for note in o.notes + ((run.comparison,) if run.comparison else ()):
         lines.append(f"  note: {note}")
+    lines.extend(f"  plan: {r}" for r in run.refits)
+    if run.plan_fits is False:
+        lines.append("  plan: the answer's plan does not fit either (no rounds or time left): "
+                     "`emit` names what it exceeds")
     lines.extend(relaxation_lines(run))
     hid = "the streaming relaxation" if run.relaxation else "normalization"
     if run.relaxation and run.normalized:
@@ -225,7 +237,10 @@ def describe_result(result) -> str:
     for v in run.raw_violations:
         lines.append(f"  VIOLATION ON THE MODEL AS GIVEN, raw cycles ({hid} hid it): {v}")
     lines.extend(schedule_lines(m, s, result.buffers or {}))
-    lines.append(proof_line(o, unit))
+    proof = proof_line(o, unit)
+    if run.refits:  # the last search's, on the model made to account for the plan
+        proof = proof.replace("  proof", "  proof of the last search (plan rounds above)", 1)
+    lines.append(proof)
     return "\n".join(lines)
 
 

@@ -40,7 +40,7 @@ SCHEDULE_EXTRA_KEYS = {"stage", "cycle", "optimal", "lower_bound", "proof", "sta
                        "tie_breakers", "constraints", "notes", "machine", "heuristic",
                        "I_optimal", "proven_in", "stage_bound",
                        "stage_bound_needed", "semantics", "method", "gap", "lower_bound_how",
-                       "history", "violations"}
+                       "plan_refits", "history", "violations"}
 
 
 # ---------------------------------------------------------------------------------------------
