@@ -87,7 +87,8 @@ def crosscheck(model: Model, backends: Sequence[str], encodings: Sequence[str],
     """Run `model` on every backend x encoding with `options` and compare (module docstring).
     Files are written under `out` (default `crosscheck-<model name>`) only when something
     disagrees; the directory is removed again if nothing was written."""
-    options = options or Options()
+    # The model's optimum on every backend x encoding: no plan round (`pipeline.fit_plan`)
+    options = attrs.evolve(options or Options(), plan=False)
     out = Path(out or f"crosscheck-{_slug(model.name)}")
     created = not out.exists()
     out.mkdir(parents=True, exist_ok=True)

@@ -172,7 +172,7 @@ def answer_case(case: Case, questions: Sequence[Question], settings: Settings,
     tick = time.perf_counter()
     model = load_target(*case.target())
     run = run_solve(model, Options(tie_breakers=TIE_BREAKERS, time_limit=settings.time_limit,
-                                   isolate=settings.isolate))
+                                   isolate=settings.isolate, plan=False))  # the model's optimum
     o, s = run.outcome, run.schedule
     scale = run.normalized.scale if run.normalized else 1
     progress(f"{case.label}: {o.status}, I = {s.I if s else None} "

@@ -198,7 +198,7 @@ def _solve(model: Model, config: Config, settings: Settings, progress,
                       search=config.search or "auto", without=case_without,
                       max_stages=settings.max_stages, time_limit=settings.timeout,
                       seed=settings.seed, normalize=config.normalize or settings.normalize,
-                      method=config.method)
+                      method=config.method, plan=False)  # the search's time, not emit's plan
     tick = time.perf_counter()
     found: dict = {}  # when the first schedule, and each I, was found (seconds from the start)
 
