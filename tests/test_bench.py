@@ -223,12 +223,12 @@ def test_sample_spreads_evenly():
 def test_default_matrix_and_inputs():
     configs, _ = matrix(heuristic=False)
     assert configs[0] == Config(MINIMIZE_BACKEND, DEFAULT_ENCODING, "minimize")  # solve's default
-    assert [c.label for c in configs[1:]] == ["yices/paper sweep normalize=auto",  # the peers
-                                              "z3/paper sweep normalize=auto"]
+    assert [c.label for c in configs[1:]] == ["yices/paper sweep normalize=units",  # the peers
+                                              "z3/paper sweep normalize=units"]
     configs, _ = matrix(["cpsat"], normalizations=["off", "auto"], peers=True, heuristic=False)
     assert [c.label for c in configs] == [
         "cpsat/integer minimize normalize=off", "cpsat/integer minimize normalize=auto",
-        "yices/paper sweep normalize=auto", "z3/paper sweep normalize=auto"]
+        "yices/paper sweep normalize=units", "z3/paper sweep normalize=units"]
     assert parse_label(configs[0].label) == configs[0]
     configs, _ = matrix(["cpsat", "heuristic"], ["compact", "integer"], heuristic=False)
     solvers = [c.label for c in configs if not c.heuristic]
@@ -256,7 +256,7 @@ def test_default_matrix_and_inputs():
     (["nonsense"], "neither a suite"),
     (["fa3-fwd@b200"], "kernel fa3-fwd supports h100"),
     (["fa-simplified", "--timeout", "0"], "--timeout = 0.0: must be > 0"),
-    (["fa-simplified", "--normalize", "bogus"], "expected auto, off"),
+    (["fa-simplified", "--normalize", "bogus"], "expected auto, units, off"),
     (["fa-simplified", "--encodings", "nope"], "unknown encoding"),
     (["fa-simplified", "--searches", "bisect"], "--searches = \"bisect\": must be minimize"),
 ])

@@ -33,9 +33,11 @@ MODELS = ROOT / "benchmarks" / "models"
 
 @functools.cache
 def asker(kernel: str, machine: str | None = None, *params: str) -> Asker:
-    """The default pipeline's optimum of the kernel, checked (proven optimal, valid in raw
+    """The kernel's optimum in units (`--normalize units`, as `warpweave reproduce` asks:
+    decisions in raw cycles take minutes each), checked (proven optimal there, valid in raw
     cycles), ready for questions at its I."""
-    run = run_solve(load_target(kernel, machine, params), Options(isolate=False))
+    run = run_solve(load_target(kernel, machine, params),
+                    Options(isolate=False, normalize="units", plan=False))
     assert run.exit_status == 0, (run.outcome.status, run.raw_violations)
     assert verify(run.raw, run.schedule) == []
     return Asker(run, Settings(isolate=False, reach=False))

@@ -247,19 +247,22 @@ def load_target(target: str, machine: str | None = None, params: Sequence[str] =
 
 
 def normalization(model: Model, how: str, lower: int | None = None) -> Normalized | None:
-    """Apply the normalization `how` asks for: auto | off | unit=K | paper=U (`lower`: the
-    smallest I the search can reach, if known; default the model's lower bound on I)."""
+    """Apply the normalization `how` asks for: auto | units | off | unit=K | paper=U (`lower`:
+    the smallest I the search can reach, if known; default the model's lower bound on I).
+    `units` (and `auto` where it normalizes: the heuristic, the scalable methods) rounds costs up
+    to units of about lower/RESOLUTION cycles when the lower bound exceeds AUTO_THRESHOLD; the
+    exact search under `auto` is in raw cycles (`_solve_once`)."""
     if how == "off":
         return None
     kind, _, value = how.partition("=")
-    if kind == "auto":
+    if kind in ("auto", "units"):
         lower = bounds(model).lower if lower is None else lower
         return by_unit(model, auto_unit(model, lower, RESOLUTION)) \
             if lower > AUTO_THRESHOLD else None
     if kind in ("unit", "paper") and value.isdigit() and int(value) >= 1:
         return by_unit(model, int(value)) if kind == "unit" else normalize(model, int(value))
-    raise InputError("expected auto, off, unit=K (cycles per unit) or paper=U (the paper's ILP "
-                     "with bound U)", ("--normalize",), how)
+    raise InputError("expected auto, units, off, unit=K (cycles per unit) or paper=U (the "
+                     "paper's ILP with bound U)", ("--normalize",), how)
 
 
 def run_solve(model: Model, options: Options = Options(),
@@ -282,12 +285,16 @@ def run_solve(model: Model, options: Options = Options(),
         run = _solve_once(model, options, progress, extra, improvements)
         if not options.plan:
             return run
-        return fit_plan(run, lambda m: _solve_once(m, options, progress, extra, improvements))
+        return fit_plan(run, lambda m, proven: _solve_once(m, options, progress, extra,
+                                                            improvements, proven))
 
 
 def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], None] | None,
-                extra: Sequence[Constraint], improvements: Listener | None) -> Run:
-    """One solve of `model` as `run_solve` describes it, without the plan's check."""
+                extra: Sequence[Constraint], improvements: Listener | None,
+                proven: int = 0) -> Run:
+    """One solve of `model` as `run_solve` describes it, without the plan's check; `proven`:
+    no I below it (raw cycles) is feasible, shown by an earlier search of a model with every
+    schedule this one has (the exact search starts there)."""
     if options.streaming not in defaults.STREAMING_MODES:
         raise InputError(f"expected one of {', '.join(defaults.STREAMING_MODES)}", ("--streaming",),
                          options.streaming)
@@ -325,13 +332,16 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
                 else options.max_stages
             reach = max(known.lower, -(-known.min_length // s_max))
             method, chose = choose_method(model, options.method)
-            # The scalable methods grow with I more gently than the exact search (tables of I
-            # slots, not encodings): raw cycles up to SCALABLE_RAW_UP_TO, where rounding costs
-            # up would lose more than it saves.
-            raw = method != "exact" and options.normalize == "auto" and \
-                known.lower <= SCALABLE_RAW_UP_TO
+            # `auto`: the exact search in raw cycles (its answer is then optimal in cycles, and
+            # measured side by side it costs about 1.1-1.6x the time of 16-38-cycle units,
+            # which lose real cycles: benchmarks/README.md); the scalable methods (tables of I
+            # slots) in raw cycles up to SCALABLE_RAW_UP_TO, in units above.
+            raw = options.normalize == "auto" and (method == "exact" or
+                                                    known.lower <= SCALABLE_RAW_UP_TO)
             norm = None if raw else normalization(model, options.normalize, reach)
             solved = norm.model if norm else model
+            # A raw bound in units: a schedule in units is one in cycles, scale times longer.
+            carried = -(-proven // norm.scale) if norm else proven
             scaled = None
             relaxed, changed = apply_streaming(solved) \
                 if options.streaming != "given" and method == "exact" else (solved, [])
@@ -360,9 +370,9 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
                 else:
                     stage = "solving the model as given from the relaxation's bound"
                     outcome = _carried(first, go(solved, options.paper_search, s_max,
-                                                 first.lower_bound))
+                                                 max(first.lower_bound, carried)))
             else:
-                outcome = go(solved, options.paper_search, options.max_stages)
+                outcome = go(solved, options.paper_search, options.max_stages, carried)
         except (limits.TimeUp, KeyboardInterrupt) as stop:
             return _stopped(model, cons, known, backend, options, stop, stage, started, chosen)
         outcome = attrs.evolve(outcome, notes=(*chosen, *outcome.notes))
@@ -384,7 +394,7 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
                known, options.semantics, method, scaled)
 
 
-def fit_plan(run: Run, solve: Callable[[Model], Run]) -> Run:
+def fit_plan(run: Run, solve: Callable[[Model, int], Run]) -> Run:
     """`run`, or, where the plan `emit` would build for its answer needs more of a memory than
     its capacity, the answer of `solve` on a model that accounts for what the plan needs
     (DESIGN section 6), at most PLAN_ROUNDS times while time is left: first with each
@@ -396,7 +406,9 @@ def fit_plan(run: Run, solve: Callable[[Model], Run]) -> Run:
     schedule whose plan fits, not proven optimal: the first search's lower bound is the
     model's (`Run.lower_bound`), and `Run.refits` says what was done.  When no round (or no
     time) is left, or a round finds nothing, the last schedule is the answer and
-    `Run.plan_fits` is False: `emit` names what it exceeds."""
+    `Run.plan_fits` is False: `emit` names what it exceeds.  Each round's model has only
+    schedules the previous one has (a hold only lengthens lives, a capacity only shrinks), so
+    its search starts from the previous one's lower bound (`solve(model, proven)`)."""
     from warpweave.codegen.buffers import plan
     raw, refits, searched = run.raw, [], run.raw
     fits = None
@@ -420,7 +432,7 @@ def fit_plan(run: Run, solve: Callable[[Model], Run]) -> Run:
         left_s = limits.remaining()
         if len(refits) > PLAN_ROUNDS or (left_s is not None and left_s <= 0):
             break  # the answer keeps its schedule; `plan_fits` says it does not fit
-        tighter = solve(held)
+        tighter = solve(held, run.lower_bound)
         if tighter.schedule is None or tighter.raw_violations:
             break  # none found (or no time): the last schedule stays
         run, searched = tighter, held

@@ -29,7 +29,7 @@ SEARCHES = ("minimize", "sweep")
 
 # The peers every default run includes: the Twill paper's literal encoding on yices (the
 # paper's configuration: one SMT solver, normalized costs, one problem per I) and on z3.
-PEERS = (("yices", "paper", "sweep", "auto"), ("z3", "paper", "sweep", "auto"))
+PEERS = (("yices", "paper", "sweep", "units"), ("z3", "paper", "sweep", "units"))
 # The default matrix: solve's default first (the baseline), then the peers (and the heuristic).
 DEFAULT_MATRIX = ((MINIMIZE_BACKEND, DEFAULT_ENCODING, "minimize", None), *PEERS)
 

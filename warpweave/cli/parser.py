@@ -57,11 +57,12 @@ def _shared_search() -> argparse.ArgumentParser:
     p.add_argument("--without", action="append", default=[], metavar="CONSTRAINT",
                    help="leave a constraint out (repeatable), e.g. --without concurrency")
     p.add_argument("--normalize", default=defaults.NORMALIZE, metavar="HOW",
-                   help="cost normalization: auto (default: when the lower bound on I exceeds "
-                   "128 cycles, round costs up to units of about lower/64 cycles, chosen to "
-                   "round the bound least), off, unit=K (round up to units of K cycles) or "
-                   "paper=U (the Twill paper's ILP with bound U); schedules are mapped back to "
-                   "raw cycles and verified there")
+                   help="cost normalization: auto (default: the exact search in raw cycles; "
+                   "the heuristic and the scalable methods round large costs up to units, "
+                   "docs/scale.md), off, units (when the lower bound on I exceeds 128 cycles, "
+                   "round costs up to units of about lower/64 cycles: faster, optimal in those "
+                   "units only), unit=K (units of K cycles) or paper=U (the Twill paper's ILP "
+                   "with bound U); schedules are mapped back to raw cycles and verified there")
     p.add_argument("--time-limit", type=float, help="seconds for the whole search")
     p.add_argument("--seed", type=int, default=defaults.SEED,
                    help=f"seed of the solvers (default {defaults.SEED})")
