@@ -3,10 +3,13 @@ the inventory check, the importers and codegen."""
 
 from __future__ import annotations
 
+import json
+
 import attrs
 import pytest
 
 import warpweave as ww
+from warpweave.cli import main
 from warpweave.codegen.cuda import arch_for, register_rule
 from warpweave.core.registry import MACHINES
 from warpweave.errors import InputError
@@ -48,3 +51,37 @@ def test_one_register_rule_for_inventories_and_the_importer():
         check_reg_limit(100)
     with pytest.raises(InputError, match=r"reg_limit = 100: group a: setmaxnreg"):
         ww.kernel("gemm", "h100", groups="a:4:100,b:1:24")
+
+
+# A model file's machine follows the same rule: the limit a schedule is proven with is one the
+# code can have (issue 16).  `fa_doc` is examples/fa-simplified.json on other machines.
+def fa_doc(machine: dict, *groups: tuple[str, int, int]) -> dict:
+    return {"name": "fa", "machine": {"units": {"tc": 1, "sfu": 1}, **machine, "warp_groups": [
+        {"name": n, "warps": w, "reg_limit": r} for n, w, r in groups]},
+        "ops": [{"name": "S", "uses": {"tc": 1}}, {"name": "P", "uses": {"sfu": 1}},
+                {"name": "O", "uses": {"tc": 1}}],
+        "edges": [{"src": "S", "dst": "P"}, {"src": "P", "dst": "O"},
+                  {"src": "O", "dst": "O", "distance": 1}]}
+
+
+@pytest.mark.parametrize("machine", [{"name": "h100"}, {"name": "toy", "arch": "sm_90a"},
+                                     {"name": "b200"}, {"name": "toy", "arch": "sm_100a"}])
+def test_a_model_file_limit_follows_the_machines_rule(tmp_path, capsys, machine):
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(fa_doc(machine, ("g0", 4, 100))))
+    assert main(["solve", str(path)]) == 2
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith(
+        f"warpweave: error: {path}: machine.warp_groups[0].reg_limit = 100: group g0 (the "
+        "register rule of "), err
+    assert err[0].endswith("setmaxnreg takes a multiple of 8 in [24, 256] (or 255)")
+    for allowed in (104, 255, 24):
+        ww.load_model(fa_doc(machine, ("g0", 4, allowed)))
+    with pytest.raises(InputError, match=r"warp_groups\[1\]\.reg_limit = 1000: group g1"):
+        ww.load_model(fa_doc(machine, ("g0", 4, 240), ("g1", 4, 1000)))
+
+
+def test_a_machine_of_its_own_has_no_rule_to_break():
+    for limit in (0, 3, 100, 1000):
+        m = ww.load_model(fa_doc({"name": "toy"}, ("g0", 4, limit)))
+        assert register_rule(m) is SETMAXNREG and m.machine.warp_groups[0].reg_limit == limit
