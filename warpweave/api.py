@@ -481,6 +481,13 @@ class Emitted:
     compiled: str | None = None      # why it was not compiled, if it was not
     renamed: tuple[str, ...] = ()    # names from the input made file names or C identifiers
 
+    def over_limits(self) -> list[str]:
+        """Each limit the written program breaks, as a line with the figures: a register peak or
+        memory allocation of the plan over its limit, and for CUDA a warp group set to fewer
+        registers than the limits the schedule was proven with (DESIGN section 6)."""
+        short = self.cuda.layout.short if self.cuda is not None else ()
+        return [*self.lowered.program.plan.over_limits(), *short]
+
 
 TARGETS = ("pseudo", "ir", "cuda", "all")
 NOT_ASKED = "not asked to compile"

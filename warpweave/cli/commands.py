@@ -250,7 +250,7 @@ def cmd_emit(args) -> int:
     if e.compile is not None and not e.compile.ok:
         print(e.compile.output, file=sys.stderr)
         return EXIT_NO
-    over = e.lowered.program.plan.over_limits()
+    over = e.over_limits()
     if over:  # DESIGN section 6: what is emitted must fit what was proven
         print(f"FAILED: the plan exceeds {'a limit' if len(over) == 1 else 'limits'} "
               f"({'; '.join(over)}); the files are written for inspection", file=sys.stderr)
