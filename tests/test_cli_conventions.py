@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import io
 import json
 import subprocess
 import sys
@@ -78,6 +79,23 @@ def test_python_dash_m_and_standard_input():
     assert out.returncode == 2 and out.stderr.startswith("warpweave: error: -: malformed JSON")
 
 
+@pytest.mark.parametrize("args, where", [
+    (["verify", "-", "-"], "SCHEDULE"),
+    (["export-schedule", "-", "-", "--to", "llvm"], "SCHEDULE"),
+    (["emit", "-", "--schedule", "-", "--target", "pseudo", "--out", "out"], "--schedule"),
+    (["simulate", "-", "--schedule", "-"], "--schedule"),
+])
+def test_standard_input_is_one_argument(monkeypatch, capsys, tmp_path, args, where):
+    """`-` for the model and the schedule would read the model and then find the input spent
+    ("malformed JSON" once): one line saying so, before anything is read."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(Path(MODEL).read_text()))
+    assert main(args) == 2
+    assert capsys.readouterr().err == (f'warpweave: error: {where} = "-": only one argument can '
+                                       "be - (standard input), and the model is read from it\n")
+    assert sys.stdin.read().startswith("{") and not (tmp_path / "out").exists()
+
+
 def test_quiet_prints_nothing_and_json_still_prints(capsys):
     assert main(["verify", "-q", MODEL, BAD]) == 1
     assert capsys.readouterr().out == ""
@@ -129,7 +147,6 @@ def test_dot_names_are_escaped():
 
 @pytest.mark.parametrize("argv", [["solve", "-"], ["emit", "-", "--out", "o"]])
 def test_a_target_from_standard_input(monkeypatch, capsys, argv, tmp_path):
-    import io
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.stdin", io.StringIO(Path(MODEL).read_text()))
     assert main([*argv, "--backend", "cpsat"]) == 0
