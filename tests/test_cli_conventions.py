@@ -151,3 +151,17 @@ def test_a_target_from_standard_input(monkeypatch, capsys, argv, tmp_path):
     monkeypatch.setattr("sys.stdin", io.StringIO(Path(MODEL).read_text()))
     assert main([*argv, "--backend", "cpsat"]) == 0
     assert capsys.readouterr().out.startswith(("fa-simplified: optimal", "fa-simplified: I=2"))
+
+
+def test_heuristic_json_has_the_gap_solve_reports(capsys):
+    """`heuristic --json` fills `gap` as `solve --method heuristic --json` does: (I - lower
+    bound) / lower bound in raw cycles (gemm on b200: normalized, and above its bound today)."""
+    target = ["gemm", "--machine", "b200", "--json"]
+    assert main(["heuristic", *target]) == 0
+    heuristic = json.loads(capsys.readouterr().out)
+    assert main(["solve", *target, "--method", "heuristic"]) == 0
+    solved = json.loads(capsys.readouterr().out)
+    I, low = heuristic["I"], heuristic["lower_bound"]  # noqa: E741
+    assert (I, low) == (solved["I"], solved["lower_bound"])
+    assert heuristic["gap"] == solved["gap"] == round((I - low) / low, 4)
+    assert ww.heuristic(ww.kernel("gemm", "b200")).gap == (I - low) / low

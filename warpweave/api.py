@@ -329,12 +329,22 @@ class HeuristicRun:
     def schedule(self) -> Schedule | None:
         return self.result.schedule
 
+    @property
+    def gap(self) -> float | None:
+        """(I - lower bound) / lower bound in raw cycles (None without a schedule), as
+        `solve --method heuristic` reports it."""
+        from warpweave.scale.result import gap
+        s = self.result.schedule
+        return None if s is None else gap(s.I, self.result.lower_bound)
+
     def to_dict(self) -> dict:
         """What `heuristic --json` prints: the schedule format, never optimal."""
         from warpweave.core.formats import schedule_report
         r, s = self.result, self.result.schedule
         extra = {"optimal": False, "status": "feasible" if s else "unknown",
-                 "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
+                 "lower_bound": r.lower_bound,
+                 "gap": None if self.gap is None else round(self.gap, 4),
+                 "seconds": round(r.seconds, 3),
                  "constraints": list(r.rules),
                  "heuristic": {"method": "iterative modulo scheduling with greedy warp "
                                          "assignment",
