@@ -599,18 +599,22 @@ class ScheduleView:
     model: Model
     schedule: Schedule
 
-    def q_table(self) -> str:
+    def q_table(self, fold: bool = False) -> str:
+        """Q, a row per cycle (with `fold`, only the cycles where an op issues)."""
         from warpweave.codegen.text import q_table
-        return q_table(self.model, self.schedule)
+        return q_table(self.model, self.schedule, fold)
 
     def timeline_svg(self) -> str:
         from warpweave.codegen.draw import timeline_svg
         return timeline_svg(self.model, self.schedule)
 
     def _repr_html_(self) -> str:
+        """The Q table folded to the cycles where an op issues (a row per cycle of fa3-fwd's Q
+        made a page of 558 KB), then the timeline."""
         s = self.schedule
-        return (f"<div><p>I = {s.I}, L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}</p>"
-                f"<pre>{html.escape(self.q_table())}</pre>{self.timeline_svg()}</div>")
+        return (f"<div><p>I = {s.I}, L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}; Q "
+                f"below shows only the cycles where an op issues (`q_table()`: every cycle)</p>"
+                f"<pre>{html.escape(self.q_table(fold=True))}</pre>{self.timeline_svg()}</div>")
 
 
 def view(model: Source, schedule: Source | Schedule) -> ScheduleView:
