@@ -57,6 +57,27 @@ def test_the_api_has_the_cli_defaults():
     assert (sim.iterations, sim.pace) == (ss["iterations"].default, ss["pace"].default)
 
 
+def test_the_search_has_the_cli_defaults(fa_model):
+    """`warpweave.search.search`, the function under the API, defaults to what `solve` does
+    (it defaulted to the compact encoding and the sweep): auto resolved the same way."""
+    from warpweave.search import choose, search
+
+    args = build_parser().parse_args(["solve", "fa-simplified"])
+    given = search_options(args)
+    signature = inspect.signature(search).parameters
+    for key, name in (("backend", "backend"), ("encoding", "encoding"), ("search", "strategy"),
+                      ("seed", "seed"), ("semantics", "semantics")):
+        assert signature[name].default == given[key], key
+    assert choose("auto", "integer", "auto") == ("cpsat", "minimize")
+    assert choose("auto", "compact", "auto") == ("sat:cadical195/totalizer/bdd", "sweep")
+    assert choose("auto", "integer", "auto", paper=True)[1] == "sweep"
+    out = search(fa_model, isolate=False)
+    assert (out.backend, out.encoding, out.schedule.I, out.optimal) == \
+        ("cpsat:workers=1", "integer", 2, True)
+    assert {a.phase for a in out.attempts} & {"probe", "minimize"}
+    assert search(fa_model, encoding="compact", isolate=False).backend.startswith("sat:")
+
+
 def test_help_imports_nothing_heavy():
     code = ("import sys\nfrom warpweave.cli import main\ntry:\n    main(['solve', '--help'])\n"
             "except SystemExit:\n    pass\n"
