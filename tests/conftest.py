@@ -110,5 +110,6 @@ def install_plugin(tmp_path, monkeypatch):
             if isinstance(r, registry.Registry):  # read the entry points again
                 monkeypatch.setattr(r, "_points", None)
                 monkeypatch.setattr(r, "_loaded", {})
+                monkeypatch.setattr(r, "failures", {})  # a broken plugin's, for this test only
         return tmp_path
     return install

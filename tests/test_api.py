@@ -3,6 +3,7 @@ documents alike; the same answers and defaults as the command line; notebook dis
 
 from __future__ import annotations
 
+import html
 import json
 import subprocess
 import sys
@@ -67,6 +68,31 @@ def test_result_displays_the_q_table_and_the_timeline():
     page = r._repr_html_()
     assert "<svg" in page and "<pre>" in page and "fa-simplified" in page
     assert ww.view(MODEL, GOOD)._repr_html_().count("<svg") == 1
+
+
+def test_the_notebook_q_table_is_folded_to_the_issues():
+    """Q has a row per cycle (fa3-fwd: 6,880, a 558 KB page); the notebook shows only the
+    cycles where an op issues, each run of the others as one row that counts them."""
+    from warpweave.core.schedule import straight_line
+    r = ww.solve(ww.kernel("fa3-fwd", "h100"), isolate=False)
+    q = straight_line(r.model, r.schedule)
+    full, folded = r.view().q_table(), r.view().q_table(fold=True)
+    assert len(full.splitlines()) == q.T + 1
+    shown, covered = set(), 0
+    for row in folded.splitlines()[1:]:
+        first = row.split()[0]
+        if "-" in first:
+            a, b = map(int, first.split("-"))
+            assert row.endswith(f"{b - a + 1} cycles without an issue")
+            covered += b - a + 1
+        elif row.endswith("without an issue"):
+            covered += 1
+        else:
+            shown.add(int(first))
+            covered += 1
+    assert shown == {x.issue for x in q.instances} and covered == q.T
+    page = r._repr_html_()
+    assert html.escape(folded) in page and len(page) < 40_000 < len(full)
 
 
 def test_heuristic_and_codegen_pipeline(tmp_path):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import argparse
 import inspect
+import io
 import json
 import subprocess
 import sys
@@ -56,6 +57,27 @@ def test_the_api_has_the_cli_defaults():
     assert (sim.iterations, sim.pace) == (ss["iterations"].default, ss["pace"].default)
 
 
+def test_the_search_has_the_cli_defaults(fa_model):
+    """`warpweave.search.search`, the function under the API, defaults to what `solve` does
+    (it defaulted to the compact encoding and the sweep): auto resolved the same way."""
+    from warpweave.search import choose, search
+
+    args = build_parser().parse_args(["solve", "fa-simplified"])
+    given = search_options(args)
+    signature = inspect.signature(search).parameters
+    for key, name in (("backend", "backend"), ("encoding", "encoding"), ("search", "strategy"),
+                      ("seed", "seed"), ("semantics", "semantics")):
+        assert signature[name].default == given[key], key
+    assert choose("auto", "integer", "auto") == ("cpsat", "minimize")
+    assert choose("auto", "compact", "auto") == ("sat:cadical195/totalizer/bdd", "sweep")
+    assert choose("auto", "integer", "auto", paper=True)[1] == "sweep"
+    out = search(fa_model, isolate=False)
+    assert (out.backend, out.encoding, out.schedule.I, out.optimal) == \
+        ("cpsat:workers=1", "integer", 2, True)
+    assert {a.phase for a in out.attempts} & {"probe", "minimize"}
+    assert search(fa_model, encoding="compact", isolate=False).backend.startswith("sat:")
+
+
 def test_help_imports_nothing_heavy():
     code = ("import sys\nfrom warpweave.cli import main\ntry:\n    main(['solve', '--help'])\n"
             "except SystemExit:\n    pass\n"
@@ -76,6 +98,23 @@ def test_python_dash_m_and_standard_input():
     assert out.returncode == 1 and "capacity: unit tc slot 0" in out.stdout
     out = subprocess.run(run + ["show", "-"], input="{", capture_output=True, text=True)
     assert out.returncode == 2 and out.stderr.startswith("warpweave: error: -: malformed JSON")
+
+
+@pytest.mark.parametrize("args, where", [
+    (["verify", "-", "-"], "SCHEDULE"),
+    (["export-schedule", "-", "-", "--to", "llvm"], "SCHEDULE"),
+    (["emit", "-", "--schedule", "-", "--target", "pseudo", "--out", "out"], "--schedule"),
+    (["simulate", "-", "--schedule", "-"], "--schedule"),
+])
+def test_standard_input_is_one_argument(monkeypatch, capsys, tmp_path, args, where):
+    """`-` for the model and the schedule would read the model and then find the input spent
+    ("malformed JSON" once): one line saying so, before anything is read."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr("sys.stdin", io.StringIO(Path(MODEL).read_text()))
+    assert main(args) == 2
+    assert capsys.readouterr().err == (f'warpweave: error: {where} = "-": only one argument can '
+                                       "be - (standard input), and the model is read from it\n")
+    assert sys.stdin.read().startswith("{") and not (tmp_path / "out").exists()
 
 
 def test_quiet_prints_nothing_and_json_still_prints(capsys):
@@ -129,8 +168,21 @@ def test_dot_names_are_escaped():
 
 @pytest.mark.parametrize("argv", [["solve", "-"], ["emit", "-", "--out", "o"]])
 def test_a_target_from_standard_input(monkeypatch, capsys, argv, tmp_path):
-    import io
     monkeypatch.chdir(tmp_path)
     monkeypatch.setattr("sys.stdin", io.StringIO(Path(MODEL).read_text()))
     assert main([*argv, "--backend", "cpsat"]) == 0
     assert capsys.readouterr().out.startswith(("fa-simplified: optimal", "fa-simplified: I=2"))
+
+
+def test_heuristic_json_has_the_gap_solve_reports(capsys):
+    """`heuristic --json` fills `gap` as `solve --method heuristic --json` does: (I - lower
+    bound) / lower bound in raw cycles (gemm on b200: normalized, and above its bound today)."""
+    target = ["gemm", "--machine", "b200", "--json"]
+    assert main(["heuristic", *target]) == 0
+    heuristic = json.loads(capsys.readouterr().out)
+    assert main(["solve", *target, "--method", "heuristic"]) == 0
+    solved = json.loads(capsys.readouterr().out)
+    I, low = heuristic["I"], heuristic["lower_bound"]  # noqa: E741
+    assert (I, low) == (solved["I"], solved["lower_bound"])
+    assert heuristic["gap"] == solved["gap"] == round((I - low) / low, 4)
+    assert ww.heuristic(ww.kernel("gemm", "b200")).gap == (I - low) / low

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 from warpweave.cli import main
@@ -191,3 +192,19 @@ def test_simulate_async_readers(capsys):
                  str(EXAMPLES / "async-readers.schedule.json"), "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert doc["passed"] and doc["rate"] == "1/6" and doc["late"] == 0
+
+
+def test_emit_exits_1_when_nvcc_fails(tmp_path, capsys, monkeypatch):
+    """A compiler failure is a negative answer with nvcc's output (README, `emit --help`); the
+    files stay written for inspection."""
+    fake = tmp_path / "bin" / "nvcc"
+    fake.parent.mkdir()
+    fake.write_text('#!/bin/sh\necho "fake nvcc: error: the compiler broke" >&2\nexit 1\n')
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}{os.pathsep}{os.environ['PATH']}")
+    assert main(["emit", MODEL, "--schedule", GOOD, "--target", "cuda", "--out",
+                 str(tmp_path / "out")]) == 1
+    out, err = capsys.readouterr()
+    assert "  nvcc -arch=sm_90a: FAILED" in out.splitlines()
+    assert err == "fake nvcc: error: the compiler broke\n\n"
+    assert (tmp_path / "out" / "fa-simplified.cu").exists()

@@ -102,6 +102,9 @@ def test_register_budget_is_enforced(fa_model):
     lay = layout(m, lower(m, s))
     assert sum(lay.hw_regs) * 128 <= 65536
     assert any("register budget" in n for n in lay.notes)
+    # the printed kernel launches, but with fewer registers than proven: emit fails on it
+    assert lay.short == ("setmaxnreg [256, 256, 256] x 128 threads = 98304 registers > the "
+                         "65536-register file",)
 
 
 def test_setmaxnreg_floor_with_wgmma(fa_model):
@@ -152,3 +155,19 @@ ptxas info    : Used 168 registers, used 3 barriers, 1056 bytes smem, 400 bytes 
     assert (r.registers, r.spill_stores, r.spill_loads, r.stack_frame, r.smem) == \
         (168, 8, 4, 24, 1056)
     assert len(parse_ptxas(text)) == 2
+
+
+@pytest.mark.slow
+def test_a_limit_of_255_is_set_as_256_and_ptxas_keeps_it(tmp_path, fa_model):
+    """255 (all a thread can address) rounds up to setmaxnreg 256, the PTX maximum: two warp
+    groups at 256 fill the 64K file exactly, and ptxas keeps the settings."""
+    need_nvcc()
+    from warpweave.core.model import Machine, WarpGroup
+    m = fa_model.replace(machine=Machine("toy", fa_model.machine.units, fa_model.machine.memories,
+                                         [WarpGroup("a", 4, 255), WarpGroup("b", 4, 255)]))
+    s = Schedule.tight(m, 2, {"S": 0, "P": 2, "O": 3}, {"S": "a", "P": "b", "O": "a"})
+    src = emit_cuda(m, lower(m, s), "sm_90a")
+    assert src.layout.hw_regs == (256, 256) and src.layout.short == ()
+    assert src.kernel.count("ww::setmaxnreg_inc<256>();") == 2
+    res = compile_cuda(write_cuda(src, tmp_path, m.name), "sm_90a")
+    assert res.ok and not [w for w in res.warnings if "setmaxnreg" in w], res.output

@@ -215,7 +215,9 @@ def test_search_agrees_with_the_oracle(spec, case, bug_dir):
     ref = reference(model, K, bug_dir)
     with keep_counterexample("test_search_agrees_with_the_oracle", spec, model, max_stages=K):
         for enc in ENCODING_NAMES:
-            out = search(model, backend=spec, encoding=enc, max_stages=K, bug_dir=bug_dir)
+            # the sweep: its questions are per (I, S), which check_attempts asks the oracle
+            out = search(model, backend=spec, encoding=enc, strategy="sweep", max_stages=K,
+                         bug_dir=bug_dir)
             got, where = answer(out), f"{spec}/{enc} (max_stages={K})"
             note(f"{where}: {got}")
             if known is not None:
@@ -464,7 +466,8 @@ def test_regression(path, bug_dir):
         for spec in ("sat", "cpsat", "highs"):
             compare_every_I_S(spec, model, K, known, below)
             for enc in ENCODING_NAMES:
-                out = search(model, backend=spec, encoding=enc, max_stages=K, bug_dir=bug_dir)
+                out = search(model, backend=spec, encoding=enc, strategy="sweep", max_stages=K,
+                             bug_dir=bug_dir)  # per (I, S) questions, for check_attempts
                 where = f"{path.name}: {spec}/{enc} (max_stages={K})"
                 assert known is not None, f"{path.name}: the oracle cannot decide it"
                 assert answer(out) == known, f"{where}: {answer(out)}; oracle: {known}"

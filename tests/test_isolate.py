@@ -82,7 +82,7 @@ def sleepy():
 
 
 def test_search_with_a_hung_solver_reports_what_it_knows(fa_model, sleepy):
-    out = search(fa_model, backend=sleepy, time_limit=0.5)
+    out = search(fa_model, backend=sleepy, encoding="compact", time_limit=0.5)  # the sweep
     assert out.status == "unknown" and out.schedule is None and not out.optimal
     assert out.attempts[0].status == "timeout"
 

@@ -34,6 +34,40 @@ def test_a_broken_plugin_is_reported_and_the_rest_load():
         reg.get("missing")
 
 
+BROKEN = 'raise RuntimeError("the rule needs a newer warpweave")\n'
+
+
+def test_a_constraint_that_fails_to_load_fails_closed(install_plugin, capsys, tmp_path):
+    """docs/plugins.md: a machine that does not load is left out with a warning; a constraint
+    that does not load cannot be checked, so every command that solves or checks a schedule
+    exits 2 naming it, and `--without NAME` is the way out for the searches."""
+    from warpweave.cli import main
+
+    from .conftest import EXAMPLES
+    install_plugin("ww_badrule", BROKEN, {"warpweave.constraints": {"badrule": "ww_badrule:Rule"},
+                                          "warpweave.machines": {"mi999": "ww_badrule:Machine"}})
+    model = str(EXAMPLES / "fa-simplified.json")
+    schedule = str(EXAMPLES / "fa-simplified.schedule.json")
+    line = ('warpweave: error: "badrule": constraint plugin failed to load: ww_badrule:Rule: '
+            'RuntimeError: the rule needs a newer warpweave')
+    for args in (["solve", model], ["heuristic", model], ["verify", model, schedule],
+                 ["emit", model, "--schedule", schedule, "--target", "pseudo", "--out",
+                  str(tmp_path / "out")],
+                 ["simulate", model, "--without", "badrule"]):  # it checks every rule
+        assert main(args) == 2, args
+        assert capsys.readouterr().err.splitlines() == [line], args
+    for command in ("solve", "heuristic"):
+        assert main([command, model, "--without", "badrule"]) == 0
+        assert capsys.readouterr().err == ""
+    assert main(["crosscheck", model, "--backends", "cpsat", "--without", "badrule"]) == 0
+    capsys.readouterr()
+    assert main(["machines"]) == 0
+    out, err = capsys.readouterr()
+    assert "h100" in out and "mi999" not in out
+    assert err == ("warpweave: warning: machine mi999 not loaded: ww_badrule:Machine: "
+                   "RuntimeError: the rule needs a newer warpweave\n")
+
+
 PLUGIN = '''
 """A constraint shipped by another package: O issues at least 5 cycles after S."""
 from warpweave.core.constraints import Constraint

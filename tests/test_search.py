@@ -40,7 +40,7 @@ def model(ops, edges=(), units=None, groups=None, vl=None, memories=None):
 @pytest.mark.parametrize("encoding", ["compact", "paper", "integer"])
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_figure_1_is_optimal_at_2_everywhere(fa_model, backend, encoding):
-    out = search(fa_model, backend=backend, encoding=encoding)
+    out = search(fa_model, backend=backend, encoding=encoding, strategy="sweep")
     assert out.status == "optimal" and out.optimal
     assert (out.schedule.I, out.schedule.L) == (2, 4)
     assert verify(fa_model, out.schedule) == []
@@ -52,7 +52,7 @@ def test_figure_1_is_optimal_at_2_everywhere(fa_model, backend, encoding):
 def test_feasibility_is_not_monotone_in_i():
     # X holds the tensor core at offsets 0 and 2: it collides with itself at I = 2 only.
     m = model([{"name": "X", "cycles": 3, "rrt": [{"tc": 1}, {}, {"tc": 1}]}])
-    out = search(m, backend="sat")
+    out = search(m, backend="sat", encoding="compact")  # the sweep: a proof per I
     assert out.bounds.lower == 2 and out.schedule.I == 3 and out.optimal
     # I = 2 falls to the relaxation (capacity alone), for every stage count at once.
     [proof] = [a for a in out.attempts if a.I == 2]
@@ -64,7 +64,7 @@ def test_no_schedule_within_the_bounds_is_proven():
     m = model([{"name": "A", "uses": {"tc": 1}, "regs": 5}],
               [{"src": "A", "dst": "A", "distance": 1}],
               groups=[{"name": "g0", "warps": 4, "reg_limit": 4}])
-    out = search(m, backend="sat")
+    out = search(m, backend="sat", encoding="compact")  # the sweep: a proof per (I, S)
     assert out.status == "infeasible" and out.schedule is None
     assert out.lower_bound == out.bounds.i_upper + 1
     assert [(a.phase, a.status) for a in out.attempts] == [

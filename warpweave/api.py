@@ -329,12 +329,22 @@ class HeuristicRun:
     def schedule(self) -> Schedule | None:
         return self.result.schedule
 
+    @property
+    def gap(self) -> float | None:
+        """(I - lower bound) / lower bound in raw cycles (None without a schedule), as
+        `solve --method heuristic` reports it."""
+        from warpweave.scale.result import gap
+        s = self.result.schedule
+        return None if s is None else gap(s.I, self.result.lower_bound)
+
     def to_dict(self) -> dict:
         """What `heuristic --json` prints: the schedule format, never optimal."""
         from warpweave.core.formats import schedule_report
         r, s = self.result, self.result.schedule
         extra = {"optimal": False, "status": "feasible" if s else "unknown",
-                 "lower_bound": r.lower_bound, "seconds": round(r.seconds, 3),
+                 "lower_bound": r.lower_bound,
+                 "gap": None if self.gap is None else round(self.gap, 4),
+                 "seconds": round(r.seconds, 3),
                  "constraints": list(r.rules),
                  "heuristic": {"method": "iterative modulo scheduling with greedy warp "
                                          "assignment",
@@ -481,6 +491,13 @@ class Emitted:
     compiled: str | None = None      # why it was not compiled, if it was not
     renamed: tuple[str, ...] = ()    # names from the input made file names or C identifiers
 
+    def over_limits(self) -> list[str]:
+        """Each limit the written program breaks, as a line with the figures: a register peak or
+        memory allocation of the plan over its limit, and for CUDA a warp group set to fewer
+        registers than the limits the schedule was proven with (DESIGN section 6)."""
+        short = self.cuda.layout.short if self.cuda is not None else ()
+        return [*self.lowered.program.plan.over_limits(), *short]
+
 
 TARGETS = ("pseudo", "ir", "cuda", "all")
 NOT_ASKED = "not asked to compile"
@@ -582,18 +599,22 @@ class ScheduleView:
     model: Model
     schedule: Schedule
 
-    def q_table(self) -> str:
+    def q_table(self, fold: bool = False) -> str:
+        """Q, a row per cycle (with `fold`, only the cycles where an op issues)."""
         from warpweave.codegen.text import q_table
-        return q_table(self.model, self.schedule)
+        return q_table(self.model, self.schedule, fold)
 
     def timeline_svg(self) -> str:
         from warpweave.codegen.draw import timeline_svg
         return timeline_svg(self.model, self.schedule)
 
     def _repr_html_(self) -> str:
+        """The Q table folded to the cycles where an op issues (a row per cycle of fa3-fwd's Q
+        made a page of 558 KB), then the timeline."""
         s = self.schedule
-        return (f"<div><p>I = {s.I}, L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}</p>"
-                f"<pre>{html.escape(self.q_table())}</pre>{self.timeline_svg()}</div>")
+        return (f"<div><p>I = {s.I}, L = {s.L}, {s.stages} stage{'s' * (s.stages != 1)}; Q "
+                f"below shows only the cycles where an op issues (`q_table()`: every cycle)</p>"
+                f"<pre>{html.escape(self.q_table(fold=True))}</pre>{self.timeline_svg()}</div>")
 
 
 def view(model: Source, schedule: Source | Schedule) -> ScheduleView:

@@ -26,7 +26,6 @@ from warpweave.core.bounds import Bounds, bounds
 from warpweave.core.constraints import Constraint, constraint_set
 from warpweave.core.formats import STDIN, load_model, schedule_report
 from warpweave.core.model import Model
-from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
@@ -35,7 +34,7 @@ from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normali
 from warpweave.scale.method import choose as choose_method
 from warpweave.scale.method import run_method, to_outcome
 from warpweave.scale.result import Listener, ScaleResult, gap
-from warpweave.search import Attempt, Outcome, check_limits, search
+from warpweave.search import Attempt, Outcome, check_limits, choose, search
 
 # The defaults live in warpweave.defaults (the command line's parser reads them too).
 DEFAULT_ENCODING = defaults.ENCODING
@@ -300,13 +299,8 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
                          options.streaming)
     started = time.perf_counter()
     cons = [*constraint_set(without=options.without), *extra]
-    strategy = options.search
-    if strategy == "auto":
-        takes = getattr(ENCODINGS.get(options.encoding), "variable_interval", False)
-        strategy = "minimize" if takes and not options.paper_search else "sweep"
-    backend = options.backend
-    if backend == "auto":
-        backend = MINIMIZE_BACKEND if strategy == "minimize" else SWEEP_BACKEND
+    backend, strategy = choose(options.backend, options.encoding, options.search,
+                               options.paper_search)
     chosen = _chosen(options, strategy, backend)
 
     def go(m: Model, paper: bool, max_stages: int | None, proven: int = 0) -> Outcome:

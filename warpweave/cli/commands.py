@@ -69,7 +69,13 @@ COUNTS = ("max_stages", "budget", "oracle_budget", "limit", "workers", "repeat")
 
 
 def check_arguments(args) -> None:
-    """Every number of SECONDS and COUNTS the command has, before any work is done."""
+    """Every number of SECONDS and COUNTS the command has, and at most one file read from
+    standard input (`-` twice would read the model and find the input spent), before any work
+    is done."""
+    if getattr(args, "model", None) == STDIN and getattr(args, "schedule", None) == STDIN:
+        where = "--schedule" if args.command in ("emit", "simulate", "draw") else "SCHEDULE"
+        raise InputError("only one argument can be - (standard input), and the model is "
+                         "read from it", (where,), STDIN)
     for dests, low, rule in ((SECONDS, 0, "> 0"), (COUNTS, 1, ">= 1")):
         for dest in dests:
             value = getattr(args, dest, None)
@@ -250,7 +256,7 @@ def cmd_emit(args) -> int:
     if e.compile is not None and not e.compile.ok:
         print(e.compile.output, file=sys.stderr)
         return EXIT_NO
-    over = e.lowered.program.plan.over_limits()
+    over = e.over_limits()
     if over:  # DESIGN section 6: what is emitted must fit what was proven
         print(f"FAILED: the plan exceeds {'a limit' if len(over) == 1 else 'limits'} "
               f"({'; '.join(over)}); the files are written for inspection", file=sys.stderr)

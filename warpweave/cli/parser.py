@@ -207,7 +207,10 @@ def build_parser() -> argparse.ArgumentParser:
              "Lower a valid schedule to per-warp-group programs and write them to --out: the Q "
              "table and pseudocode (pseudo), the warp-program IR as text and JSON (ir), a CUDA "
              "C++ kernel skeleton with hooks (cuda; compiled with nvcc when present, reporting "
-             "ptxas registers and spills).", parents=_codegen(),
+             "ptxas registers and spills). Exit 1, with the files written, when the program "
+             "breaks a limit (a memory's capacity, a group's register limit: the figures are "
+             "named) or nvcc fails to compile it (nvcc's output on standard error).",
+             parents=_codegen(),
              json_help="print what was written and allocated as JSON")
     p.add_argument("--target", choices=("pseudo", "ir", "cuda", "all"),
                    default=defaults.EMIT_TARGET, help="what to write (default: all)")

@@ -446,7 +446,7 @@ def emitted_dict(e) -> dict:
          "steady_state": [str(p) for p in program.plan.steady if p.exceeds],
          "memory": [{"memory": m.memory, "allocated": m.allocated, "capacity": m.capacity,
                      "peak": m.peak} for m in program.plan.memory],
-         "over_limits": program.plan.over_limits(),
+         "over_limits": e.over_limits(),
          "notes": list(program.notes), "renamed": list(e.renamed)}
     if e.cuda is not None:
         d["arch"] = e.cuda.arch

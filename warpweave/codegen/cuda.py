@@ -82,6 +82,9 @@ class Layout:
     entry_regs: int
     hw_regs: tuple[int, ...]
     notes: tuple[str, ...]
+    # Where the settings give a warp group fewer registers than its groups' limits (the limits
+    # the schedule was proven with), a line naming the figures: `emit` fails on them.
+    short: tuple[str, ...] = ()
 
 
 def setmaxnreg_floor(p: WarpProgram, arch: str) -> int:
@@ -97,11 +100,17 @@ def setmaxnreg_floor(p: WarpProgram, arch: str) -> int:
 
 def layout(model: Model, p: WarpProgram, floor: int = 24) -> Layout:
     """Place groups on consecutive warps (whole warp groups first, so they stay aligned; then
-    the small ones packed together), pad to whole warp groups, pick setmaxnreg values (in
-    [floor, 248], multiples of 8)."""
+    the small ones packed together), pad to whole warp groups, pick setmaxnreg values.
+
+    A warp group's setting is the least value the register rule sets (a multiple of its step
+    in [floor, high]) at or above the largest limit of the groups it holds: rounded up, never
+    down, so the code has at least the registers the schedule was proven with.  On a machine of
+    its own a limit need not be a setmaxnreg value (a registered machine's limits are checked
+    against its rule when the model is read); rounded up, it still fits only while the settings
+    fit the register file.  Where no setting is that high, or the settings overflow the file,
+    `short` names the figures and the printed kernel has lower settings, for inspection only."""
     rule = register_rule(model)
     unit, step = rule.unit_warps, rule.step
-    top = min(rule.high, 255) // step * step   # 255: the most a thread can address
     first, warps, w = {}, {}, 0
     for g in sorted(p.groups, key=lambda g: g.warps % unit != 0):
         first[g.group], warps[g.group] = w, g.warps
@@ -110,25 +119,40 @@ def layout(model: Model, p: WarpProgram, floor: int = 24) -> Layout:
     threads = rule.unit_threads * hw
     # what ptxas allocates under setmaxnreg
     entry = min(255, (rule.file // threads) // step * step)
-    notes = []
+    notes, short = [], []
     regs = []
     for h in range(hw):
         limits = [g.reg_limit for g in p.groups
                   if first[g.group] < unit * (h + 1) and first[g.group] + g.warps > unit * h]
         want = max(limits, default=floor)
-        regs.append(max(floor, min(top, want // step * step)))
+        up = max(floor, -(-want // step) * step)
+        if up > rule.high:
+            short.append(f"warp group {h}: register limit {want} > {rule.high}, the most "
+                         f"{rule.name} sets")
+            up = rule.high
+        regs.append(up)
         if want < floor:
             notes.append(f"warp group {h}: setmaxnreg {floor}, not {want} (the least ptxas "
                          "honours here)")
+        elif up > want and want not in rule.fixed:
+            notes.append(f"warp group {h}: setmaxnreg {up} for a register limit of {want} "
+                         f"(rounded up to a multiple of {step})")
         if len(limits) > 1:
             notes.append(f"warp group {h} holds several model groups: setmaxnreg {regs[-1]} "
                          f"(the largest of {limits})")
+    need = sum(regs) * rule.unit_threads
+    if need > rule.file:
+        short.append(f"setmaxnreg {regs} x {rule.unit_threads} threads = {need} registers > "
+                     f"the {rule.file}-register file")
+    asked = list(regs)
     while sum(regs) * rule.unit_threads > rule.file:
         i = max(range(hw), key=regs.__getitem__)
         regs[i] -= step
-        notes.append(f"register budget: warp group {i} lowered to {regs[i]} so the groups fit "
-                     "64K registers (setmaxnreg.inc would wait forever)")
-    return Layout(first, warps, threads, entry, tuple(regs), tuple(dict.fromkeys(notes)))
+    notes += [f"register budget: warp group {h} lowered from {asked[h]} to {regs[h]} so the "
+              f"groups fit {rule.file} registers (setmaxnreg.inc would wait forever): fewer "
+              "than the schedule was proven with" for h in range(hw) if regs[h] < asked[h]]
+    return Layout(first, warps, threads, entry, tuple(regs), tuple(dict.fromkeys(notes)),
+                  tuple(short))
 
 
 @attrs.frozen

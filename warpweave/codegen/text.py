@@ -25,9 +25,11 @@ from warpweave.core.model import Model
 from warpweave.core.schedule import Schedule, straight_line
 
 
-def q_table(model: Model, schedule: Schedule) -> str:
+def q_table(model: Model, schedule: Schedule, fold: bool = False) -> str:
     """Q as a table: one row per cycle, one column per unit and per group, `op<copy>` in cells;
-    the steady-state rows (the last I rows before the epilogue) are marked."""
+    the steady-state rows (the last I rows before the epilogue) are marked.  With `fold`, only
+    the cycles where an op issues have a row, and each run of cycles between them is one row
+    saying how many there are (Q has a row per cycle: thousands for a kernel in cycles)."""
     q = straight_line(model, schedule)
     units = [u.name for u in model.machine.units]
     groups = [g.name for g in model.machine.warp_groups if g.name in schedule.group.values()]
@@ -40,9 +42,19 @@ def q_table(model: Model, schedule: Schedule) -> str:
     lo, hi = (q.S - 1) * q.I, q.S * q.I
     head = ["cycle"] + units + [f"@{g}" for g in groups] + [""]
     rows = [head]
-    for t in range(q.T):
+    issued = {x.issue for x in q.instances}
+    t = 0
+    while t < q.T:
+        if fold and t not in issued:
+            end = next((u for u in range(t, q.T) if u in issued), q.T)
+            rows.append([f"{t}-{end - 1}" if end - t > 1 else str(t)]
+                        + [""] * (len(units) + len(groups))
+                        + [f"{end - t} cycle{'s' * (end - t != 1)} without an issue"])
+            t = end
+            continue
         mark = "steady" if lo <= t < hi else ("prologue" if t < lo else "epilogue")
         rows.append([str(t)] + [" ".join(cells.get((t, c), [])) for c in units + groups] + [mark])
+        t += 1
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)).rstrip() for r in rows]
     return "\n".join(lines)

@@ -76,6 +76,30 @@ KERNELS = Registry("warpweave.kernels", "kernel")
 ENCODINGS = Registry("warpweave.encodings", "encoding")
 
 
+def hardware(machine: Any) -> Any | None:
+    """The registered machine whose hardware facts hold for `machine` (a `core.model.Machine`):
+    the one of the same name, else the first whose arch is `machine.arch`; None for a machine of
+    its own (a model file's toy machine).  A registered machine states its facts as `arch` (the
+    compilation target) and `registers` (its register rule, `machines.inventory.RegisterRule`):
+    a `machines.gpu.MachineSpec` does; a plain callable a plugin registers states none.  Found
+    here, through the registry, so that the model checks in `core` read the rule without
+    importing `machines`."""
+    def facts(obj: Any) -> bool:
+        return hasattr(obj, "arch") and hasattr(obj, "registers")
+
+    if machine.name in MACHINES.names():
+        try:
+            spec = MACHINES.get(machine.name)
+        except InputError:  # a plugin that fails to load states nothing (its failure is kept)
+            spec = None
+        if facts(spec):
+            return spec
+    if not machine.arch:
+        return None
+    return next((s for s in MACHINES.load_all().values() if facts(s) and s.arch == machine.arch),
+                None)
+
+
 def backend(spec: str, seed: int = 0) -> Any:
     """A backend instance from its spec `family[:options]` (e.g. `sat:cadical195/totalizer`);
     InputError naming the spec if the family is unknown or the options are bad."""

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 
 from warpweave.core.bounds import check_zero_distance_cycles
 from warpweave.core.model import Model
+from warpweave.core.registry import hardware
 from warpweave.errors import InputError
 
 MAX_COST = 10**9       # cycles, delays and spill costs (a second of a GPU's clock)
@@ -65,9 +66,25 @@ def check_machine(model: Model) -> None:
     if not m.warp_groups:
         raise InputError("the machine needs at least one warp group", ("machine", "warp_groups"),
                          [])
+    check_register_rule(model)
     vl = m.variable_latency_group
     if vl is not None and vl not in {g.name for g in m.warp_groups}:
         raise InputError("unknown warp group", ("machine", "variable_latency_group"), vl)
+
+
+def check_register_rule(model: Model) -> None:
+    """A machine with hardware facts (a registered machine of its name or arch) gives each group
+    a limit its register rule allows: the rule kernels and importers follow and codegen sets
+    (`setmaxnreg` on NVIDIA), so that a schedule is never proven with a limit the code cannot
+    have.  A machine of its own (no registered name or arch) has no rule; codegen checks what it
+    can set there."""
+    spec = hardware(model.machine)
+    if spec is None:
+        return
+    for i, g in enumerate(model.machine.warp_groups):
+        spec.registers.check_limit(g.reg_limit, ("machine", "warp_groups", i, "reg_limit"),
+                                   f"group {g.name} (the register rule of {spec.name}, arch "
+                                   f"{spec.arch})")
 
 
 def check_ops(model: Model) -> None:

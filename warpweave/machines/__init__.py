@@ -6,8 +6,8 @@ gives a `warpweave.core.model.Machine`; its `figures` and `costs` are what kerne
 
 from __future__ import annotations
 
-from warpweave.core.model import Machine
 from warpweave.core.registry import MACHINES
+from warpweave.core.registry import hardware as hardware  # the machine's facts
 from warpweave.errors import InputError
 from warpweave.machines.gpu import MachineSpec
 
@@ -19,13 +19,3 @@ def machine_spec(name: str) -> MachineSpec:
     if not isinstance(spec, MachineSpec):
         raise InputError("machine has no cost model (not a MachineSpec)", ("machine",), name)
     return spec
-
-
-def hardware(machine: Machine) -> MachineSpec | None:
-    """The registered machine whose hardware facts (arch, register rule) hold for `machine`: the
-    one of the same name, else the first whose arch is `machine.arch`; None for a machine of its
-    own (a model file's toy machine)."""
-    specs = {n: s for n, s in MACHINES.load_all().items() if isinstance(s, MachineSpec)}
-    if machine.name in specs:
-        return specs[machine.name]
-    return next((s for s in specs.values() if machine.arch and s.arch == machine.arch), None)

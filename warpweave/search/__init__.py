@@ -34,15 +34,16 @@ The modules, from the records up:
   through (deadlines, Ctrl-C, progress, the best verified schedule and the proven bounds);
 - `strategies`: sweep, minimize (with its probe) and Algorithm 1, driving a `Run`;
 - `tiebreak`: the secondary objectives among schedules of the optimal (I, L);
-- `optimal`: the entry points `search` and `decide`, and `check_limits`.
+- `optimal`: the entry points `search` and `decide`, `choose` (what `auto` means) and
+  `check_limits`.
 """
 
 from warpweave.search.attempt import SOLVING, Attempt
-from warpweave.search.optimal import check_limits, decide, search
+from warpweave.search.optimal import check_limits, choose, decide, search
 from warpweave.search.outcome import Outcome
 from warpweave.search.solver import SearchBug
 from warpweave.search.strategies import MODULO_ONLY
 from warpweave.search.tiebreak import TIE_BREAKERS
 
 __all__ = ["MODULO_ONLY", "SOLVING", "TIE_BREAKERS", "Attempt", "Outcome", "SearchBug",
-           "check_limits", "decide", "search"]
+           "check_limits", "choose", "decide", "search"]

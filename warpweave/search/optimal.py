@@ -14,10 +14,11 @@ from pathlib import Path
 
 import attrs
 
-from warpweave import limits
+from warpweave import defaults, limits
 from warpweave.core.bounds import bounds
 from warpweave.core.constraints import Constraint, constraint_set
 from warpweave.core.model import Model
+from warpweave.core.registry import ENCODINGS
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import check_semantics
 from warpweave.errors import InputError
@@ -40,18 +41,32 @@ def check_limits(time_limit: float | None, solve_limit: float | None,
         raise InputError("must be >= 1", ("--max-stages",), max_stages)
 
 
+def choose(backend: str, encoding: str, strategy: str, paper: bool = False) -> tuple[str, str]:
+    """(backend, strategy) with `auto` resolved as `warpweave solve` resolves it: the minimize
+    search when the encoding takes I as a variable (not for Algorithm 1, which sweeps I), else
+    the sweep; the backend `defaults.MINIMIZE_BACKEND` for the minimize search,
+    `defaults.SWEEP_BACKEND` for the sweep.  InputError naming an unknown encoding."""
+    if strategy == "auto":
+        takes = getattr(ENCODINGS.get(encoding), "variable_interval", False)
+        strategy = "minimize" if takes and not paper else "sweep"
+    if backend == "auto":
+        backend = defaults.MINIMIZE_BACKEND if strategy == "minimize" else defaults.SWEEP_BACKEND
+    return backend, strategy
+
+
 @limits.within_time_limit  # the whole search, its bounds and encodings included
-def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
+def search(model: Model, *, backend: str = defaults.BACKEND, encoding: str = defaults.ENCODING,
            constraints: Sequence[Constraint] | None = None, max_stages: int | None = None,
            time_limit: float | None = None, solve_limit: float | None = None,
-           paper: bool = False, tie_breakers: Sequence[str] = (), seed: int = 0,
+           paper: bool = False, tie_breakers: Sequence[str] = (), seed: int = defaults.SEED,
            progress: Callable[[Attempt], None] | None = None,
-           bug_dir: Path | None = None, strategy: str = "sweep",
-           isolate: bool = True, semantics: str = "loop",
+           bug_dir: Path | None = None, strategy: str = defaults.SEARCH,
+           isolate: bool = True, semantics: str = defaults.SEMANTICS,
            upper: Schedule | None = None, proven: int = 0) -> Outcome:
-    """Find an optimal schedule of `model` (see `warpweave.search`).  `strategy` is `sweep`
-    (one problem per I and stage count) or `minimize` (I a variable: one problem per stage
-    count; needs an encoding that takes I as a variable).  With `isolate` every solver call runs
+    """Find an optimal schedule of `model` (see `warpweave.search`), with `warpweave solve`'s
+    defaults (`warpweave.defaults`; `auto` resolved by `choose`).  `strategy` is `sweep` (one
+    problem per I and stage count), `minimize` (I a variable: one problem per stage count; needs
+    an encoding that takes I as a variable) or `auto`.  With `isolate` every solver call runs
     in a child process (hard time limits, prompt Ctrl-C, contained crashes; ~20-40 ms each).
     `semantics`: "loop" (DESIGN section 3: every trip count) or "paper-q" (the paper's Q_S).
     `upper`: a schedule of `model` found otherwise (the heuristic's): if every constraint
@@ -61,8 +76,9 @@ def search(model: Model, *, backend: str = "cpsat", encoding: str = "compact",
     `proven`: no I below it is feasible, shown elsewhere (a relaxation's search, with the same
     stage bound); the search starts there."""
     check_semantics(semantics)
-    if strategy not in ("sweep", "minimize"):
-        raise InputError("must be sweep or minimize", ("--search",), strategy)
+    if strategy not in ("auto", "sweep", "minimize"):
+        raise InputError("must be auto, sweep or minimize", ("--search",), strategy)
+    backend, strategy = choose(backend, encoding, strategy, paper)
     if strategy == "minimize" and paper:
         raise InputError("Algorithm 1 sweeps I: it cannot be combined with --search minimize",
                          ("--search",), strategy)

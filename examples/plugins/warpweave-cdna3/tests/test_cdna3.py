@@ -9,8 +9,9 @@ from warpweave_cdna3.constraint import LdsCopyWave, lds_copies
 
 import warpweave as ww
 from warpweave.cli import main
-from warpweave.errors import InputError
+from warpweave.core.registry import CONSTRAINTS, ENCODINGS, backend
 from warpweave.core.schedule import Schedule
+from warpweave.errors import InputError
 
 
 @pytest.fixture(scope="module")
@@ -61,6 +62,35 @@ def test_the_rule_binds_and_verify_reports_it(gemm, solved):
     assert [v.rule for v in violations if v.rule == LdsCopyWave.name] == [LdsCopyWave.name]
     assert LdsCopyWave().check(gemm, moved)[0].ops == ("copy0", "mfma0")
     assert LdsCopyWave().check(gemm, s) == []
+
+
+def feasible_pinned(model, schedule, constraints) -> bool:
+    """The problem the solver gets at the schedule's (I, S), holding `constraints` (objects),
+    with its start times, groups and length pinned: satisfiable?  (docs/plugins.md, "Pin a
+    schedule".)  Without symmetry breaking, which could exclude a schedule by its group names."""
+    view = ENCODINGS.get("integer")(model, schedule.I, schedule.stages, constraints,
+                                    symmetry=False)
+    pins = view.pin(schedule)
+    return False not in pins and backend("cpsat").solve(view.problem,
+                                                         assumptions=pins).status.has_solution
+
+
+def test_encode_binds_the_solver(gemm, solved):
+    """On its own kernel the rule never changes the optimum (I is the copy path's ResMII and the
+    optimum keeps each copy with its MFMA anyway), so nothing there shows that `encode` states
+    it.  Pinned: the optimum satisfies every encoded rule; moving copy0 away from its MFMA
+    breaks no other rule, and only `lds_copy_wave`'s clauses make that problem infeasible."""
+    s = solved.schedule
+    moved = Schedule(s.model, s.I, s.L, dict(s.start),
+                     {**s.group, "copy0": "wg1" if s.group["copy0"] == "wg0" else "wg0"})
+    every = [CONSTRAINTS.get(name)() for name in CONSTRAINTS.names()]
+    others = [c for c in every if c.name != LdsCopyWave.name]
+    assert len(others) == len(every) - 1
+    assert feasible_pinned(gemm, s, every)
+    assert feasible_pinned(gemm, moved, others)
+    assert not feasible_pinned(gemm, moved, every)
+    assert feasible_pinned(gemm, s, [LdsCopyWave()])
+    assert not feasible_pinned(gemm, moved, [LdsCopyWave()])
 
 
 def test_the_ping_pong_splits_the_tiles_over_the_wave_groups():
