@@ -90,7 +90,8 @@ class Planner:
         todo = [sorted(order, key=rank.get)]
         while todo:
             ops = todo.pop(0)
-            inner = [e for e in self.model.edges if e.src in ops and e.dst in ops]
+            within = set(ops)
+            inner = [e for e in self.model.edges if e.src in within and e.dst in within]
             for comp in sorted((sorted(c, key=rank.get) for c in _sccs(ops, inner)),
                                key=lambda c: rank[c[0]]):
                 if len(comp) == 1 or self._common(comp):
