@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from warpweave import defaults
+from warpweave import defaults, limits
 from warpweave.core.bounds import Bounds
 from warpweave.core.bounds import bounds as _bounds
 from warpweave.core.formats import (
@@ -251,9 +251,35 @@ def solve(model: Source, *, backend: str = _DEFAULT.backend, encoding: str = _DE
                       solve_limit=solve_limit, paper_search=paper_search,
                       tie_breakers=tuple(tie_breakers), seed=seed, streaming=streaming,
                       normalize=normalize, isolate=isolate, semantics=semantics, method=method)
-    run = run_solve(load_model(model), options, progress=progress, improvements=improvements)
-    return Result(run, ring_depths(run.raw, run.schedule)
-                  if run.schedule is not None and not run.raw_violations else None)
+    with limits.within(time_limit):
+        run = run_solve(load_model(model), options, progress=progress,
+                        improvements=improvements)
+        depths, skipped = _report_depths(run)
+    if skipped:
+        run = attrs.evolve(run, outcome=attrs.evolve(run.outcome,
+                                                     notes=(*run.outcome.notes, skipped)))
+    return Result(run, depths)
+
+
+# Seconds the report's ring depths may take past the run's deadline (a run stopped by its
+# time limit still reports them, in milliseconds on the kernels; on 10,000 ops they took 5 s).
+REPORT_GRACE = 1.0
+
+
+def _report_depths(run: Run) -> tuple[dict[str, int] | None, str | None]:
+    """The ring depths of the run's schedule for its report, within the run's time limit or
+    REPORT_GRACE seconds, and a note when they were not computed: None without a valid
+    schedule, or when they did not fit that time (or a new Ctrl-C came)."""
+    if run.schedule is None or run.raw_violations:
+        return None, None
+    try:
+        with limits.grace(REPORT_GRACE):
+            return ring_depths(run.raw, run.schedule), None
+    except limits.TimeUp:
+        why = f"the time limit and {REPORT_GRACE:g} s more"
+    except KeyboardInterrupt:
+        why = "interrupted"
+    return None, f"buffer depths not computed ({why})"
 
 
 def ring_depths(model: Model, schedule: Schedule) -> dict[str, int]:
