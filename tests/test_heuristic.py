@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from warpweave.bench.random_graphs import random_graph, scale_graph
+from warpweave.bench.random_graphs import random_graph, scale_graph, scale_graph_doc
 from warpweave.cli import main
 from warpweave.core.bounds import bounds
 from warpweave.core.formats import model_from_dict, read_document
@@ -271,6 +271,30 @@ def test_the_runs_deadline_stops_one_ims_pass(monkeypatch):
     assert r.schedule is None and r.stopped and r.steps == 0
     assert r.why == f"time limit of 1 s reached while trying I={whole.schedule.I}"
     assert ims.limits.steps == 101
+
+
+def test_the_heuristic_command_exits_3_when_the_time_limit_stops_it(tmp_path, monkeypatch,
+                                                                    capsys):
+    """Stopped by the run's deadline before it found a schedule: a limit (3), not "none
+    found" (1), and the reason printed."""
+    from warpweave import limits
+    from warpweave.core import ims
+
+    class Deadline:  # the run's deadline passing after 20 scheduling steps
+        steps = 0
+
+        def check(self):
+            self.steps += 1
+            if self.steps > 20:
+                raise limits.TimeUp(5.0)
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(scale_graph_doc(300, 1)))
+    assert main(["heuristic", str(path), "-q"]) == 0
+    monkeypatch.setattr(ims, "limits", Deadline())
+    assert main(["heuristic", str(path), "--time-limit", "5"]) == 3
+    out = capsys.readouterr().out
+    assert "time limit of 5 s reached while trying I=" in out and "no schedule found" in out
 
 
 def test_heuristic_command(tmp_path, capsys):

@@ -166,11 +166,13 @@ class Run:
 
     @property
     def exit_status(self) -> int:
-        """0 an optimal (or, with --paper-search, Algorithm 1's; with a scalable method, any
-        not cut short by Ctrl-C) answer, verified on the model as given; 1 none exists; 3 a
-        limit was reached (a Ctrl-C included) or the check on the model as given (raw cycles,
-        real latencies) failed."""
-        anytime = self.method != "exact" and not self.outcome.interrupted
+        """0 an optimal answer (or, with --paper-search, Algorithm 1's; with a scalable method,
+        one whose method ended on its own: not cut by the time limit or Ctrl-C), verified on
+        the model as given; 1 none exists; 3 a limit was reached (a Ctrl-C included) before
+        the answer was proven, or the check on the model as given (raw cycles, real latencies)
+        failed."""
+        cut = self.outcome.interrupted or (self.scaled is not None and self.scaled.timed_out)
+        anytime = self.method != "exact" and not cut
         if self.schedule is not None and not self.raw_violations and \
                 (self.outcome.optimal or self.comparison is not None or anytime):
             return 0

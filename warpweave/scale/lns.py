@@ -246,14 +246,16 @@ def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
                  listener: Listener | None = None) -> ScaleResult:
     """LNS on `model` under `constraints` (see the module docstring); `time_limit` defaults to
     DEFAULT_TIME seconds.  The time limit (also the run's deadline, `warpweave.limits`, when
-    one is open) and Ctrl-C stop it with the best schedule so far."""
+    one is open) and Ctrl-C stop it with the best schedule so far (`timed_out`: the time limit
+    given cut it; `interrupted`: Ctrl-C did)."""
     budget = DEFAULT_TIME if time_limit is None else time_limit
     started = time.perf_counter()
     run = _Search(model, constraints, options, started + budget, listener)
-    interrupted = False
+    interrupted = timed_up = False
     try:
         _phases(run, model, constraints, options, budget, start, max_stages)
     except limits.TimeUp:
+        timed_up = True
         run.notes.append(f"time limit of {budget:g} s reached")
     except KeyboardInterrupt:
         interrupted = True
@@ -267,10 +269,13 @@ def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
         run.notes.append(f"LNS: {run.solves} neighbourhood solve{'s' * (run.solves != 1)} "
                          f"({options.backend}/{options.encoding}, at most "
                          f"{options.solve_limit:g} s each)")
+    # Its own end: both bounds reached, or the length search stalled; without `time_limit`,
+    # DEFAULT_TIME is its own budget too.
+    timed_out = time_limit is not None and (timed_up or run.left() <= 0)
     return ScaleResult("lns", model, run.best, run.lower.value, run.bounds,
                        run.lower.how, tuple(run.history), time.perf_counter() - started,
                        None if run.best is not None else "no starting schedule was found",
-                       tuple(run.notes), optimal, interrupted)
+                       tuple(run.notes), optimal, interrupted, timed_out)
 
 
 def _phases(run: _Search, model: Model, constraints: Sequence[Constraint],
