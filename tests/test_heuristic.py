@@ -297,6 +297,33 @@ def test_the_heuristic_command_exits_3_when_the_time_limit_stops_it(tmp_path, mo
     assert "time limit of 5 s reached while trying I=" in out and "no schedule found" in out
 
 
+def test_heights_settle_in_two_rounds_on_a_chain_in_model_order(monkeypatch):
+    """Rau's HeightR by relaxation, successors first: a chain of 2,000 ops given in model
+    order settles in one round (and one to see nothing change), not one round per op (a
+    10,000-op chain took 65 s); the deadline is checked every round."""
+    from warpweave.core import ims
+    n = 2000
+    m = model_from_dict({"name": "chain", "machine": {"units": {"tc": 1},
+                                                      "warp_groups": [{"name": "g0"}]},
+                         "ops": [{"name": f"op{i}", "cycles": 1 + i % 3} for i in range(n)],
+                         "edges": [{"src": f"op{i}", "dst": f"op{i + 1}"}
+                                   for i in range(n - 1)]})
+
+    class Rounds:
+        count = 0
+
+        def check(self):
+            self.count += 1
+
+    monkeypatch.setattr(ims, "limits", Rounds())
+    s = ims.ModuloScheduler(m, 1, {v: "g0" for v in m.op_names}, max_stages=n * 3)
+    assert ims.limits.count == 2
+    tail = 0
+    for i in reversed(range(n)):  # the longest path to the loop's end, by hand
+        tail += 1 + i % 3
+        assert s.height[f"op{i}"] == tail
+
+
 def test_heuristic_command(tmp_path, capsys):
     path = str(EXAMPLES / "fa-simplified.json")
     out = tmp_path / "h.json"

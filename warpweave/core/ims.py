@@ -34,6 +34,7 @@ from itertools import accumulate
 import attrs
 
 from warpweave import limits
+from warpweave.core.bounds import _topological
 from warpweave.core.model import Model
 
 Run = tuple[str, int, int, int]  # (unit, first slot offset, length, count), within [0, I)
@@ -201,11 +202,16 @@ class ModuloScheduler:
 
     def _heights(self) -> dict[str, int] | None:
         """Rau's HeightR: the longest path (gaps, then the op's own cycles) to the loop end.
-        None if a cycle has positive total gap (spills on a recurrence at this I)."""
+        None if a cycle has positive total gap (spills on a recurrence at this I).  Ops are
+        relaxed successors first (the distance-0 edges' order reversed), so that an acyclic
+        graph settles in one round, not in one per op (a 10,000-op chain in model order took
+        10,000 rounds, 65 s); the fixed point, and so the heights, do not depend on the order."""
         h = {op.name: op.cycles for op in self.model.ops}
+        order = _topological(self.model)[::-1]
         for _ in range(len(h) + 1):
+            limits.check()
             changed = False
-            for v in self.names:
+            for v in order:
                 for s, gap in self.succ[v]:
                     if h[s] + gap > h[v]:
                         h[v], changed = h[s] + gap, True
