@@ -60,7 +60,7 @@ def test_ctrl_c_during_normalization_gives_a_run_with_the_bounds(fa_model, monke
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("warpweave.pipeline.normalization", interrupted)
+    monkeypatch.setattr("warpweave.pipeline.normalized_as", interrupted)
     run = run_solve(fa_model, Options(isolate=False))
     assert run.outcome.interrupted and run.exit_status == 3 and run.schedule is None
     assert run.outcome.notes == ("interrupted while normalizing costs, before any solver call",)

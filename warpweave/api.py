@@ -381,7 +381,7 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
     from warpweave.core.heuristic import heuristic_schedule
     from warpweave.core.registry import CONSTRAINTS
     from warpweave.core.verify import verify as _verify
-    from warpweave.pipeline import normalization
+    from warpweave.pipeline import normalized_as
 
     m = load_model(model)
     known = CONSTRAINTS.names()
@@ -389,7 +389,7 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
         if name not in known:
             raise InputError(f"unknown rule (known: {', '.join(known)})", ("--without",), name)
     rules = [r for r in known if r not in set(without)]
-    norm = normalization(m, normalize)
+    norm, unit_note = normalized_as(m, normalize)
     result = heuristic_schedule(norm.model if norm else m, max_stages=max_stages, rules=rules,
                                 budget=budget, seed=seed, time_limit=time_limit,
                                 semantics=semantics)
@@ -403,6 +403,8 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
         b = _bounds(m, set(rules))
         result = attrs.evolve(result, model=m, schedule=raw, bounds=b, lower_bound=b.lower,
                               why=result.why or (None if raw else "raw-cycle check failed"))
+    if unit_note:  # a finer unit than the resolution's, or raw cycles: why
+        note = f"{note}; {unit_note}" if note else unit_note
     s = result.schedule
     return HeuristicRun(result, ring_depths(m, s) if s is not None else None, note)
 

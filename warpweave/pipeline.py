@@ -31,7 +31,7 @@ from warpweave.core.schedule import Schedule
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.errors import InputError
-from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
+from warpweave.machines.normalize import Normalized, by_unit, choose_unit, normalize
 from warpweave.scale.method import choose as choose_method
 from warpweave.scale.method import run_method, to_outcome
 from warpweave.scale.result import Listener, ScaleResult, gap
@@ -41,7 +41,8 @@ from warpweave.search import Attempt, Outcome, check_limits, search
 DEFAULT_ENCODING = defaults.ENCODING
 SWEEP_BACKEND, MINIMIZE_BACKEND = defaults.SWEEP_BACKEND, defaults.MINIMIZE_BACKEND
 # Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units
-# (machines.normalize.auto_unit picks the unit that rounds the bound least).
+# (machines.normalize.choose_unit picks the unit that rounds the bound least, and a finer one
+# or none when that would raise the bound more than MAX_INFLATION times).
 AUTO_THRESHOLD, RESOLUTION = 128, 64
 # The heuristic's time before a minimize search (its schedule bounds I and starts the search).
 HEURISTIC_SECONDS = 2.0
@@ -194,15 +195,25 @@ def load_target(target: str, machine: str | None = None, params: Sequence[str] =
 def normalization(model: Model, how: str, lower: int | None = None) -> Normalized | None:
     """Apply the normalization `how` asks for: auto | off | unit=K | paper=U (`lower`: the
     smallest I the search can reach, if known; default the model's lower bound on I)."""
+    return normalized_as(model, how, lower)[0]
+
+
+def normalized_as(model: Model, how: str, lower: int | None = None
+                  ) -> tuple[Normalized | None, str | None]:
+    """`normalization`, and for `auto` a note when it kept raw cycles or a finer unit than its
+    resolution because rounding would raise the lower bound too much (`choose_unit`)."""
     if how == "off":
-        return None
+        return None, None
     kind, _, value = how.partition("=")
     if kind == "auto":
         lower = bounds(model).lower if lower is None else lower
-        return by_unit(model, auto_unit(model, lower, RESOLUTION)) \
-            if lower > AUTO_THRESHOLD else None
+        if lower <= AUTO_THRESHOLD:
+            return None, None
+        unit, why = choose_unit(model, lower, RESOLUTION)
+        return (None if why and unit == 1 else by_unit(model, unit)), why
     if kind in ("unit", "paper") and value.isdigit() and int(value) >= 1:
-        return by_unit(model, int(value)) if kind == "unit" else normalize(model, int(value))
+        return (by_unit(model, int(value)) if kind == "unit" else normalize(model, int(value)),
+                None)
     raise InputError("expected auto, off, unit=K (cycles per unit) or paper=U (the paper's ILP "
                      "with bound U)", ("--normalize",), how)
 
@@ -262,7 +273,8 @@ def run_solve(model: Model, options: Options = Options(),
             # up would lose more than it saves.
             raw = method != "exact" and options.normalize == "auto" and \
                 known.lower <= SCALABLE_RAW_UP_TO
-            norm = None if raw else normalization(model, options.normalize, reach)
+            norm, unit_note = (None, None) if raw else \
+                normalized_as(model, options.normalize, reach)
             solved = norm.model if norm else model
             scaled = None
             relaxed, changed = apply_streaming(solved) \
@@ -297,7 +309,8 @@ def run_solve(model: Model, options: Options = Options(),
                 outcome = go(solved, options.paper_search, options.max_stages)
         except (limits.TimeUp, KeyboardInterrupt) as stop:
             return _stopped(model, cons, known, backend, options, stop, stage, started, chosen)
-        outcome = attrs.evolve(outcome, notes=(*chosen, *outcome.notes))
+        outcome = attrs.evolve(outcome, notes=(*chosen, *([unit_note] if unit_note else []),
+                                           *outcome.notes))
         comparison = None
         if options.paper_search and outcome.schedule is not None and not limits.interrupted():
             proven = relaxation.outcome.lower_bound \
