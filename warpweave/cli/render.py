@@ -172,6 +172,9 @@ def describe_result(result) -> str:
     status = o.status
     if o.optimal and not claim["optimal"] and claim["proven_in"]:
         status = f"optimal in {claim['proven_in']}"
+        if run.gap and not claim["I_optimal"]:  # a smaller I may exist in raw cycles
+            status = f"feasible (proven optimal in {claim['proven_in']}; raw gap " \
+                f"{100 * run.gap:.1f}%)"
     semantics = "" if run.semantics == "loop" else \
         " (semantics paper-q: limits checked on the paper's Q only, not on the loop)"
     paper = run.relaxation is not None and run.relaxation.mode == "paper"
