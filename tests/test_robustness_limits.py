@@ -155,3 +155,35 @@ def test_the_reports_buffer_depths_run_within_the_deadline_or_a_grace(fa_model, 
     assert time.perf_counter() - started < 0.5 + api.REPORT_GRACE + 1.0
     assert r.schedule is not None and r.buffers is None and "buffers" not in r.to_dict()
     assert r.run.outcome.notes[-1] == "buffer depths not computed (the time limit and 1 s more)"
+
+
+GRACE = 4.0  # seconds past --time-limit: the interpreter's start, the raw check, the report
+
+
+def test_a_large_model_ends_within_its_time_limit_with_exit_3(tmp_path):
+    """Issue 19: `--time-limit` bounds the whole run on a model of thousands of ops (the
+    heuristic's scheduling steps, the report's ring depths, normalization all check it).  A
+    generated 5,000-op model with --time-limit 5 ran 12 s and exited 0 before; now it ends
+    within the limit and GRACE, exit 3 (cut, not proven) with its best verified schedule."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from warpweave.bench.random_graphs import scale_graph_doc
+    from warpweave.core.formats import schedule_from_dict
+    from warpweave.core.verify import verify
+    doc = scale_graph_doc(5000, 0)
+    path = tmp_path / "g5000.json"
+    path.write_text(json.dumps(doc))
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "warpweave", "solve", str(path),
+                           "--time-limit", "5", "--json"], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    assert seconds < 5 + GRACE, seconds
+    assert done.returncode in (2, 3) and "Traceback" not in done.stderr, done.stderr
+    answer = json.loads(done.stdout)
+    assert not answer["optimal"]
+    if answer["I"] is not None:  # the best schedule so far, verified
+        m = model_from_dict(doc)
+        assert verify(m, schedule_from_dict(answer, m)) == []

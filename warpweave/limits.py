@@ -97,6 +97,11 @@ def grace(seconds: float) -> Iterator[None]:
         _state.interrupted = _state.interrupted or latched
 
 
+def current() -> Deadline | None:
+    """The run's deadline in force (None without one)."""
+    return _deadline.get()
+
+
 def remaining() -> float | None:
     """Seconds left before the run's deadline (never negative), or None without one."""
     d = _deadline.get()

@@ -12,6 +12,7 @@ import random
 from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 
+from warpweave import limits
 from warpweave.core.bounds import _sccs
 from warpweave.core.model import Model
 from warpweave.core.verify import Violation
@@ -118,7 +119,7 @@ class Planner:
         regs = dict.fromkeys(self.groups, 0)
         occ = dict.fromkeys(self.groups, 0)
         hosts_waiter = dict.fromkeys(self.groups, False)
-        for members in clusters:
+        for members in limits.checked(clusters, 256):  # seconds on 10,000 ops
             need = sum(self.regs[v] for v in members)
             busy_for = sum(self.occ[v] for v in members)
 
