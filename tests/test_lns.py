@@ -49,6 +49,54 @@ def test_on_tiny_models_lns_finds_the_exact_optimum(m):
     assert r.lower_proven_optimal
 
 
+@FEW  # few: the exact search on an infeasible one takes seconds
+@given(tiny_models())
+def test_on_tiny_models_the_neighbourhoods_alone_reach_the_exact_optimum(m):
+    """As above with no time for LNS's own exact search (`lower_share=0`): the optimum is
+    then reached by the neighbourhoods from the heuristic's start (the exact search, given a
+    share of the time, returns it by itself on a tiny model and proved nothing about them)."""
+    import attrs
+    exact = search(m, isolate=False)
+    if exact.status != "optimal":
+        return
+    r = lns_schedule(m, constraint_set(), options=attrs.evolve(QUICK, lower_share=0.0),
+                     time_limit=20)
+    assert r.schedule is not None
+    assert (r.schedule.I, r.schedule.L) == (exact.schedule.I, exact.schedule.L)
+    assert not any("exact search" in x for x in r.lower_how)
+    assert not any("exact search" in x.how for x in r.history)
+
+
+def test_a_fixed_seed_gives_lns_the_same_schedule(monkeypatch):
+    """LNS draws random windows (`LnsOptions.seed`) and seeds each neighbourhood's solver:
+    two runs with one seed, each ending on its stall criterion (not on time), re-optimize the
+    same windows with the same solver seeds and give the same schedule by the same steps;
+    another seed draws other windows."""
+    import attrs
+
+    from warpweave.scale import lns
+    m = scale_graph(24, 2, joint=True)
+    asked = []
+
+    def recorded(model, schedule, free, *args, **kwargs):
+        asked.append((frozenset(free), kwargs["stages"], kwargs["seed"]))
+        return reoptimize(model, schedule, free, *args, **kwargs)
+
+    monkeypatch.setattr(lns, "reoptimize", recorded)
+
+    def run(seed):
+        asked.clear()
+        r = lns_schedule(m, constraint_set(), options=attrs.evolve(QUICK, seed=seed),
+                         time_limit=120)
+        assert r.schedule is not None and not r.timed_out and not r.interrupted
+        return r.schedule, [(x.I, x.L, x.how) for x in r.history], list(asked)
+
+    first = run(0)
+    assert len(first[2]) >= 4  # windows of the length phase, random ones among them
+    assert run(0) == first
+    assert run(1)[2] != first[2]
+
+
 def test_the_whole_model_free_is_the_exact_question():
     m = scale_graph(12, 2, joint=True)
     exact = search(m, isolate=False)
