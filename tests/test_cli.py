@@ -87,3 +87,42 @@ def test_the_report_counts_only_the_questions_a_solver_answered(capsys):
     solver call (S=2) finds the optimum."""
     assert main(["solve", MODEL]) == 0
     assert ", 1 solver call\n" in capsys.readouterr().out
+
+
+def test_auto_normalization_says_when_it_took_a_finer_unit(tmp_path, capsys):
+    """A 1,000-op chain of 1-7-cycle ops (the robustness battery's): auto's resolution would
+    round every op up to one 15-cycle unit (gap 275% to the raw lower bound); it takes 8-cycle
+    units, within twice the bound, and the answer says why."""
+    n = 1000
+    path = tmp_path / "chain.json"
+    path.write_text(json.dumps({"name": "chain", "machine": {
+        "units": {"tc": 1, "sfu": 1, "alu": 2}, "warp_groups": [{"name": "g0", "warps": 4}]},
+        "ops": [{"name": f"op{i}", "cycles": 1 + i % 7, "uses": {("tc", "sfu", "alu")[i % 3]: 1}}
+                for i in range(n)],
+        "edges": [{"src": f"op{i}", "dst": f"op{i + 1}"} for i in range(n - 1)]}))
+    assert main(["solve", str(path), "--method", "heuristic", "--json"]) == 0
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["scale"]["cycles_per_unit"] == 8 and answer["lower_bound"] == 1337
+    assert answer["gap"] <= 1.0
+    assert any(note.startswith("costs normalized in 8-cycle units, finer than the 15-20-cycle "
+                               "units of the resolution asked for") for note in answer["notes"])
+
+
+
+def test_the_headline_says_optimal_in_units_only_at_the_raw_lower_bound(tmp_path, capsys):
+    """Proven optimal in units of K cycles: the headline says "optimal in units" when I is the
+    raw lower bound (a smaller raw I cannot exist), else "feasible" with the raw gap."""
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps({"name": "m", "machine": {
+        "units": {"tc": 1, "sfu": 1}, "warp_groups": [{"name": "g0", "warps": 4}]},
+        "ops": [{"name": "A", "cycles": 100000, "uses": {"tc": 1}},
+                {"name": "B", "uses": {"sfu": 1}}],
+        "edges": [{"src": "A", "dst": "B"}, {"src": "B", "dst": "B", "distance": 1}]}))
+    assert main(["solve", str(path), "--time-limit", "20"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "m: feasible (proven optimal in units of 1205 cycles; raw gap 0.0%)"
+    assert out[2].startswith("  I = 100015 cycles = 83 units of 1205 cycles")
+    assert main(["solve", "fa3-fwd", "--machine", "h100"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "fa3-fwd: optimal in units of 16 cycles"
+    assert "I proven optimal: the raw lower bound" in out[2]

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from warpweave.bench.random_graphs import random_graph
+from warpweave.bench.random_graphs import random_graph, scale_graph, scale_graph_doc
 from warpweave.cli import main
 from warpweave.core.bounds import bounds
 from warpweave.core.formats import model_from_dict, read_document
@@ -203,6 +203,125 @@ def test_fifty_ops_well_under_a_second(seed):
     r = heuristic_schedule(m)
     assert r.schedule is not None and verify(m, r.schedule) == []
     assert r.seconds < 3.0  # about 0.1-0.8 s measured; generous for slow machines
+
+
+def _evictions_by_scan(ims, v, t):
+    """What `ModuloScheduler._evictions` must return, found by testing every placed op (the
+    scheduler's slot indexes must not miss one or add one)."""
+    I, g = ims.I, ims.group[v]  # noqa: E741
+    out = {o: None for o in ims.members[g] if ims._clash(v, t, o, ims.start[o])}
+    out.update(dict.fromkeys(ims._late_successors(v, t)))
+    for unit, off, length, n in ims.runs[v]:
+        a, held = (t + off) % I, ims.spans[unit]
+        if ims.cap[unit] == 1:
+            out.update((o, None) for o, spans in held.items() if o != v and any(
+                (b - a) % I < length or (a - b) % I < lb for b, lb, _ in spans))
+            continue
+        excess = {s: ims.used[unit][s] + n - ims.cap[unit] for s in
+                  ((a + j) % I for j in range(length)) if ims.used[unit][s] + n > ims.cap[unit]}
+        for o in sorted(sorted(held, key=ims._rank, reverse=True), key=lambda o: o not in out):
+            hits = [(s, m) for b, lb, m in held[o] for s in excess
+                    if excess[s] > 0 and (s - b) % I < lb]
+            if hits and any(x > 0 for x in excess.values()):
+                out[o] = None
+                for s, m in hits:
+                    excess[s] -= m
+    return sorted(out, key=ims._rank)
+
+
+@pytest.mark.parametrize("m", [random_graph(40, 1), random_graph(60, 2),
+                               scale_graph(150, 0, joint=True)],
+                         ids=["random40", "random60", "scale150-joint"])
+def test_the_slot_indexes_find_exactly_the_ops_to_evict(m, monkeypatch):
+    """Every eviction the scheduler makes (forced placements, units of capacity 1 and more,
+    rule 9 on groups, multi-row tables) is the one a scan of every placed op gives."""
+    from warpweave.core.ims import ModuloScheduler
+    indexed, calls = ModuloScheduler._evictions, []
+
+    def checked(self, v, t):
+        got = indexed(self, v, t)
+        assert got == _evictions_by_scan(self, v, t), (v, t)
+        calls.append(bool(got))
+        return got
+
+    monkeypatch.setattr(ModuloScheduler, "_evictions", checked)
+    r = heuristic_schedule(m)
+    assert r.schedule is not None and len(calls) >= len(m.ops) and any(calls)
+
+
+def test_the_runs_deadline_stops_one_ims_pass(monkeypatch):
+    """The run's deadline (`warpweave.limits`) is checked at every scheduling step: past it,
+    the heuristic answers at once with no schedule and says why, even within one I."""
+    from warpweave import limits
+    from warpweave.core import ims
+    m = scale_graph(300, 1)
+    whole = heuristic_schedule(m)
+    assert whole.schedule is not None and whole.steps >= 300 and not whole.stopped
+
+    class Deadline:  # the run's deadline passing after 100 scheduling steps
+        steps = 0
+
+        def check(self):
+            self.steps += 1
+            if self.steps > 100:
+                raise limits.TimeUp(1.0)
+
+    monkeypatch.setattr(ims, "limits", Deadline())
+    r = heuristic_schedule(m)
+    assert r.schedule is None and r.stopped and r.steps == 0
+    assert r.why == f"time limit of 1 s reached while trying I={whole.schedule.I}"
+    assert ims.limits.steps == 101
+
+
+def test_the_heuristic_command_exits_3_when_the_time_limit_stops_it(tmp_path, monkeypatch,
+                                                                    capsys):
+    """Stopped by the run's deadline before it found a schedule: a limit (3), not "none
+    found" (1), and the reason printed."""
+    from warpweave import limits
+    from warpweave.core import ims
+
+    class Deadline:  # the run's deadline passing after 20 scheduling steps
+        steps = 0
+
+        def check(self):
+            self.steps += 1
+            if self.steps > 20:
+                raise limits.TimeUp(5.0)
+
+    path = tmp_path / "m.json"
+    path.write_text(json.dumps(scale_graph_doc(300, 1)))
+    assert main(["heuristic", str(path), "-q"]) == 0
+    monkeypatch.setattr(ims, "limits", Deadline())
+    assert main(["heuristic", str(path), "--time-limit", "5"]) == 3
+    out = capsys.readouterr().out
+    assert "time limit of 5 s reached while trying I=" in out and "no schedule found" in out
+
+
+def test_heights_settle_in_two_rounds_on_a_chain_in_model_order(monkeypatch):
+    """Rau's HeightR by relaxation, successors first: a chain of 2,000 ops given in model
+    order settles in one round (and one to see nothing change), not one round per op (a
+    10,000-op chain took 65 s); the deadline is checked every round."""
+    from warpweave.core import ims
+    n = 2000
+    m = model_from_dict({"name": "chain", "machine": {"units": {"tc": 1},
+                                                      "warp_groups": [{"name": "g0"}]},
+                         "ops": [{"name": f"op{i}", "cycles": 1 + i % 3} for i in range(n)],
+                         "edges": [{"src": f"op{i}", "dst": f"op{i + 1}"}
+                                   for i in range(n - 1)]})
+
+    class Rounds:
+        count = 0
+
+        def check(self):
+            self.count += 1
+
+    monkeypatch.setattr(ims, "limits", Rounds())
+    s = ims.ModuloScheduler(m, 1, {v: "g0" for v in m.op_names}, max_stages=n * 3)
+    assert ims.limits.count == 2
+    tail = 0
+    for i in reversed(range(n)):  # the longest path to the loop's end, by hand
+        tail += 1 + i % 3
+        assert s.height[f"op{i}"] == tail
 
 
 def test_heuristic_command(tmp_path, capsys):

@@ -49,6 +49,54 @@ def test_on_tiny_models_lns_finds_the_exact_optimum(m):
     assert r.lower_proven_optimal
 
 
+@FEW  # few: the exact search on an infeasible one takes seconds
+@given(tiny_models())
+def test_on_tiny_models_the_neighbourhoods_alone_reach_the_exact_optimum(m):
+    """As above with no time for LNS's own exact search (`lower_share=0`): the optimum is
+    then reached by the neighbourhoods from the heuristic's start (the exact search, given a
+    share of the time, returns it by itself on a tiny model and proved nothing about them)."""
+    import attrs
+    exact = search(m, isolate=False)
+    if exact.status != "optimal":
+        return
+    r = lns_schedule(m, constraint_set(), options=attrs.evolve(QUICK, lower_share=0.0),
+                     time_limit=20)
+    assert r.schedule is not None
+    assert (r.schedule.I, r.schedule.L) == (exact.schedule.I, exact.schedule.L)
+    assert not any("exact search" in x for x in r.lower_how)
+    assert not any("exact search" in x.how for x in r.history)
+
+
+def test_a_fixed_seed_gives_lns_the_same_schedule(monkeypatch):
+    """LNS draws random windows (`LnsOptions.seed`) and seeds each neighbourhood's solver:
+    two runs with one seed, each ending on its stall criterion (not on time), re-optimize the
+    same windows with the same solver seeds and give the same schedule by the same steps;
+    another seed draws other windows."""
+    import attrs
+
+    from warpweave.scale import lns
+    m = scale_graph(24, 2, joint=True)
+    asked = []
+
+    def recorded(model, schedule, free, *args, **kwargs):
+        asked.append((frozenset(free), kwargs["stages"], kwargs["seed"]))
+        return reoptimize(model, schedule, free, *args, **kwargs)
+
+    monkeypatch.setattr(lns, "reoptimize", recorded)
+
+    def run(seed):
+        asked.clear()
+        r = lns_schedule(m, constraint_set(), options=attrs.evolve(QUICK, seed=seed),
+                         time_limit=120)
+        assert r.schedule is not None and not r.timed_out and not r.interrupted
+        return r.schedule, [(x.I, x.L, x.how) for x in r.history], list(asked)
+
+    first = run(0)
+    assert len(first[2]) >= 4  # windows of the length phase, random ones among them
+    assert run(0) == first
+    assert run(1)[2] != first[2]
+
+
 def test_the_whole_model_free_is_the_exact_question():
     m = scale_graph(12, 2, joint=True)
     exact = search(m, isolate=False)
@@ -112,15 +160,18 @@ def test_auto_is_exact_up_to_the_threshold_and_lns_above():
 
 @pytest.mark.slow
 def test_solve_method_lns_on_a_1000_op_graph(tmp_path, capsys):
-    """The issue's example: a generated 1,000-op graph, a verified schedule and its gap."""
+    """The issue's example: a generated 1,000-op graph, a verified schedule and its gap.  LNS
+    is still shortening L at 5 s: the time limit cut it, so the exit status is 3 (with its
+    best schedule printed), not 0."""
     from warpweave.bench.random_graphs import scale_graph_doc
     from warpweave.core.formats import model_from_dict, schedule_from_dict
     doc = scale_graph_doc(1000, 0)
     path = tmp_path / "g.json"
     path.write_text(json.dumps(doc))
-    assert main(["solve", str(path), "--method", "lns", "--time-limit", "5", "--json"]) == 0
+    assert main(["solve", str(path), "--method", "lns", "--time-limit", "5", "--json"]) == 3
     answer = json.loads(capsys.readouterr().out)
     assert answer["method"] == "lns" and answer["gap"] is not None and answer["gap"] <= 0.1
+    assert not answer["optimal"] and any(n.startswith("time limit of") for n in answer["notes"])
     m = model_from_dict(doc)
     assert verify(m, schedule_from_dict(answer, m)) == []
 
@@ -166,6 +217,44 @@ def test_a_schedule_the_verifier_rejects_is_never_reported(monkeypatch):
     result = warpweave.solve(m, method="heuristic", isolate=False)
     assert result.schedule is None and result.run.exit_status == 3
     assert any("the verifier rejected heuristic's schedule" in n for n in result.run.outcome.notes)
+
+
+def test_exit_0_when_the_method_ended_on_its_own_3_when_the_time_limit_cut_it(monkeypatch):
+    """One rule for every method (README "Exit status"): a scalable method's verified schedule
+    exits 0 when the method ended on its own (here the heuristic, gap 70%), 3 when the user's
+    time limit cut it before its answer was proven (LNS at 3 s, its best schedule kept)."""
+    import attrs
+
+    import warpweave
+    from warpweave.scale import method as methods
+    ended = warpweave.solve(scale_graph(40, 1, joint=True), method="heuristic", time_limit=60,
+                            isolate=False)
+    assert ended.status == "feasible" and ended.gap > 0.5 and not ended.run.scaled.timed_out
+    assert ended.exit_status == 0
+    cut = warpweave.solve(scale_graph(30, 4, joint=True), method="lns", time_limit=3,
+                          isolate=False)
+    assert cut.schedule is not None and cut.status == "feasible" and cut.run.scaled.timed_out
+    assert cut.exit_status == 3  # and says why, in the user's terms (not LNS's share of it)
+    assert "time limit of 3 s reached" in cut.run.outcome.notes
+    # The same heuristic answer, had the time limit cut the method: 3.
+    honest = methods._run
+    monkeypatch.setattr(methods, "_run", lambda *a, **k: attrs.evolve(honest(*a, **k),
+                                                                       timed_out=True))
+    again = warpweave.solve(scale_graph(40, 1, joint=True), method="heuristic", time_limit=60,
+                            isolate=False)
+    assert again.schedule == ended.schedule and again.exit_status == 3
+
+
+def test_lns_says_whether_the_time_limit_cut_it():
+    """`timed_out` only when the time limit given ended the run: not when LNS stalled first,
+    nor for its own 60 s budget (no time limit given)."""
+    m = scale_graph(24, 2, joint=True)
+    stalled = lns_schedule(m, constraint_set(), options=QUICK, time_limit=30)
+    assert stalled.schedule is not None and not stalled.lower_proven_optimal
+    assert not stalled.timed_out
+    cut = lns_schedule(scale_graph(30, 4, joint=True), constraint_set(), options=QUICK,
+                       time_limit=2)
+    assert cut.schedule is not None and cut.timed_out and not cut.lower_proven_optimal
 
 
 @pytest.mark.parametrize("method", ["lns", "gaus"])

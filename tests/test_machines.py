@@ -336,6 +336,73 @@ def test_unit_normalization_is_always_conservative(raw, unit):
         assert verify(raw, n.denormalize(schedule)) == []
 
 
+def short_ops_chain(n: int) -> Model:
+    """n ops of 1-7 cycles in a chain on three units (the robustness battery's big models):
+    any unit above a few cycles rounds most of them up to one whole unit."""
+    return model_from_dict({"name": f"chain{n}", "machine": {
+        "units": {"tc": 1, "sfu": 1, "alu": 2}, "warp_groups": [{"name": "g0", "warps": 4}]},
+        "ops": [{"name": f"op{i}", "cycles": 1 + i % 7, "uses": {("tc", "sfu", "alu")[i % 3]: 1}}
+                for i in range(n)],
+        "edges": [{"src": f"op{i}", "dst": f"op{i + 1}"} for i in range(n - 1)]})
+
+
+@pytest.mark.parametrize("m", [build("fa4-fwd", "b200"), build("fa-bwd", "h100", subtiles=2),
+                               build("gemm", "h100"), short_ops_chain(200)],
+                         ids=["fa4-fwd", "fa-bwd-subtiled", "gemm", "chain200"])
+def test_the_quick_resmii_of_a_rounded_model_is_its_resmii(m):
+    """`auto` rules out units by the ResMII of the rounded model, computed from the ops'
+    reservation patterns without rounding the model: it must be exactly the rounded model's."""
+    from warpweave.core.bounds import bounds
+    from warpweave.machines.normalize import _rounded, _rounded_res_mii
+    quick = _rounded_res_mii(m)
+    for u in (1, 2, 3, 5, 7, 16, 33, 38, 64, 100):
+        assert quick(u) == bounds(_rounded(m, u)[1]).res_mii, u
+
+
+def test_auto_takes_no_unit_that_more_than_doubles_the_lower_bound():
+    """Ops of 1-7 cycles: the resolution's 15-20-cycle units make each one unit and the
+    bound 3.7x the raw one (a 1,000-op chain answered 275% above it); `auto` takes the largest
+    finer unit within MAX_INFLATION, says why, and keeps raw cycles when none is."""
+    from warpweave.core.bounds import bounds
+    from warpweave.machines.normalize import MAX_INFLATION, choose_unit
+    m = short_ops_chain(1000)
+    lower = bounds(m).lower
+    band = range(3 * (lower // 64) // 4, lower // 64 + 1)
+    assert min(u * bounds(by_unit(m, u).model).lower for u in band) > 3.5 * lower
+    unit, why = choose_unit(m, lower)
+    rounded = unit * bounds(by_unit(m, unit).model).lower
+    assert unit == 8 and rounded <= MAX_INFLATION * lower < (unit + 1) * bounds(
+        by_unit(m, unit + 1).model).lower
+    assert why == (f"costs normalized in 8-cycle units, finer than the 15-20-cycle units of the "
+                   f"resolution asked for, which would raise the lower bound on I from {lower} "
+                   f"cycles to more than 2x (ops shorter than a unit round up to a whole one); "
+                   f"in 8-cycle units the bound is {rounded} cycles (2.00x)")
+    unit, why = choose_unit(m, lower, max_inflation=1.0)
+    assert unit == 1 and why.startswith("costs not normalized: 15-20-cycle units would raise")
+    assert why.endswith("; kept in raw cycles")
+
+
+def test_every_library_kernel_keeps_the_unit_of_its_resolution():
+    """The cap on inflation changes no kernel's unit: each rounds its bound by at most 3%."""
+    from warpweave.core.bounds import bounds
+    from warpweave.core.registry import KERNELS
+    from warpweave.machines.normalize import choose_unit
+    seen = 0
+    for name in KERNELS.names():
+        for machine in ("h100", "b200"):
+            try:
+                m = build(name, machine)
+            except InputError:  # not built for that machine
+                continue
+            lower = bounds(m).lower
+            if lower > 128:
+                unit, why = choose_unit(m, lower)
+                assert why is None and unit * bounds(by_unit(m, unit).model).lower \
+                    <= 1.03 * lower, (name, machine)
+                seen += 1
+    assert seen >= 6
+
+
 def test_auto_unit_keeps_the_resolution_and_rounds_the_bound_least():
     """`auto` normalization: at most lower // 64 cycles per unit, and no unit in its band gives
     a smaller rounded lower bound (fa-bwd's 256-cycle GEMMs: 32-cycle units keep the tensor-core

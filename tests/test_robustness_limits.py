@@ -60,7 +60,7 @@ def test_ctrl_c_during_normalization_gives_a_run_with_the_bounds(fa_model, monke
     def interrupted(*args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr("warpweave.pipeline.normalization", interrupted)
+    monkeypatch.setattr("warpweave.pipeline.normalized_as", interrupted)
     run = run_solve(fa_model, Options(isolate=False))
     assert run.outcome.interrupted and run.exit_status == 3 and run.schedule is None
     assert run.outcome.notes == ("interrupted while normalizing costs, before any solver call",)
@@ -101,3 +101,89 @@ def test_a_long_loop_that_states_nothing_checks_the_deadline():
     with pytest.raises(limits.TimeUp), limits.within(0.05):
         for _ in limits.checked(range(10**12), 4096):
             pass
+
+
+def test_grace_outlasts_a_passed_deadline_and_a_ctrl_c_already_answered():
+    """`limits.grace` (for a report's figures after a run stopped): the run's deadline or the
+    grace, whichever ends later; a Ctrl-C latched before the block is not raised in it, a new
+    one is, and the latch is back afterwards."""
+    with limits.within(0.0), limits.latch_interrupts():
+        with pytest.raises(limits.TimeUp):
+            limits.check()
+        limits._state.interrupted = True  # a Ctrl-C the run has answered
+        with limits.grace(5.0):
+            limits.check()
+            assert 4.0 < limits.remaining() <= 5.0
+        with limits.grace(0.0), pytest.raises(limits.TimeUp):
+            limits.check()
+        assert limits.interrupted()
+        with pytest.raises(KeyboardInterrupt):
+            limits.check()
+    with limits.within(60.0), limits.grace(0.0):
+        assert limits.remaining() > 59.0  # the run's deadline, when it ends later
+    with limits.grace(0.0):
+        assert limits.remaining() is None  # no deadline: none made
+
+
+def test_the_reports_buffer_depths_run_within_the_deadline_or_a_grace(fa_model, monkeypatch):
+    """`solve` plans the report's ring depths after the search: a run that ended at its time
+    limit still gets them within REPORT_GRACE, and when they take longer they are left out
+    with a note instead of running on (they took 5 s on 10,000 ops, past --time-limit)."""
+    import time
+
+    from warpweave import api
+    real = api.run_solve
+
+    def at_the_limit(*args, **kwargs):  # the search used all its time
+        run = real(*args, **kwargs)
+        time.sleep(limits.remaining() + 0.05)
+        return run
+
+    monkeypatch.setattr(api, "run_solve", at_the_limit)
+    r = api.solve(fa_model, time_limit=0.5, isolate=False)
+    assert r.schedule is not None and r.buffers is not None
+    assert not any("buffer depths" in n for n in r.run.outcome.notes)
+
+    def slow_depths(model, schedule):  # depths that would take minutes
+        while True:
+            limits.check()
+            time.sleep(0.01)
+
+    monkeypatch.setattr(api, "ring_depths", slow_depths)
+    started = time.perf_counter()
+    r = api.solve(fa_model, time_limit=0.5, isolate=False)
+    assert time.perf_counter() - started < 0.5 + api.REPORT_GRACE + 1.0
+    assert r.schedule is not None and r.buffers is None and "buffers" not in r.to_dict()
+    assert r.run.outcome.notes[-1] == "buffer depths not computed (the time limit and 1 s more)"
+
+
+GRACE = 4.0  # seconds past --time-limit: the interpreter's start, the raw check, the report
+
+
+def test_a_large_model_ends_within_its_time_limit_with_exit_3(tmp_path):
+    """Issue 19: `--time-limit` bounds the whole run on a model of thousands of ops (the
+    heuristic's scheduling steps, the report's ring depths, normalization all check it).  A
+    generated 5,000-op model with --time-limit 5 ran 12 s and exited 0 before; now it ends
+    within the limit and GRACE, exit 3 (cut, not proven) with its best verified schedule."""
+    import json
+    import subprocess
+    import sys
+    import time
+
+    from warpweave.bench.random_graphs import scale_graph_doc
+    from warpweave.core.formats import schedule_from_dict
+    from warpweave.core.verify import verify
+    doc = scale_graph_doc(5000, 0)
+    path = tmp_path / "g5000.json"
+    path.write_text(json.dumps(doc))
+    started = time.perf_counter()
+    done = subprocess.run([sys.executable, "-m", "warpweave", "solve", str(path),
+                           "--time-limit", "5", "--json"], capture_output=True, text=True)
+    seconds = time.perf_counter() - started
+    assert seconds < 5 + GRACE, seconds
+    assert done.returncode in (2, 3) and "Traceback" not in done.stderr, done.stderr
+    answer = json.loads(done.stdout)
+    assert not answer["optimal"]
+    if answer["I"] is not None:  # the best schedule so far, verified
+        m = model_from_dict(doc)
+        assert verify(m, schedule_from_dict(answer, m)) == []

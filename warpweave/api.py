@@ -26,7 +26,7 @@ from typing import Any
 
 import attrs
 
-from warpweave import defaults
+from warpweave import defaults, limits
 from warpweave.core.bounds import Bounds
 from warpweave.core.bounds import bounds as _bounds
 from warpweave.core.formats import (
@@ -251,9 +251,35 @@ def solve(model: Source, *, backend: str = _DEFAULT.backend, encoding: str = _DE
                       solve_limit=solve_limit, paper_search=paper_search,
                       tie_breakers=tuple(tie_breakers), seed=seed, streaming=streaming,
                       normalize=normalize, isolate=isolate, semantics=semantics, method=method)
-    run = run_solve(load_model(model), options, progress=progress, improvements=improvements)
-    return Result(run, ring_depths(run.raw, run.schedule)
-                  if run.schedule is not None and not run.raw_violations else None)
+    with limits.within(time_limit):
+        run = run_solve(load_model(model), options, progress=progress,
+                        improvements=improvements)
+        depths, skipped = _report_depths(run)
+    if skipped:
+        run = attrs.evolve(run, outcome=attrs.evolve(run.outcome,
+                                                     notes=(*run.outcome.notes, skipped)))
+    return Result(run, depths)
+
+
+# Seconds the report's ring depths may take past the run's deadline (a run stopped by its
+# time limit still reports them, in milliseconds on the kernels; on 10,000 ops they took 5 s).
+REPORT_GRACE = 1.0
+
+
+def _report_depths(run: Run) -> tuple[dict[str, int] | None, str | None]:
+    """The ring depths of the run's schedule for its report, within the run's time limit or
+    REPORT_GRACE seconds, and a note when they were not computed: None without a valid
+    schedule, or when they did not fit that time (or a new Ctrl-C came)."""
+    if run.schedule is None or run.raw_violations:
+        return None, None
+    try:
+        with limits.grace(REPORT_GRACE):
+            return ring_depths(run.raw, run.schedule), None
+    except limits.TimeUp:
+        why = f"the time limit and {REPORT_GRACE:g} s more"
+    except KeyboardInterrupt:
+        why = "interrupted"
+    return None, f"buffer depths not computed ({why})"
 
 
 def ring_depths(model: Model, schedule: Schedule) -> dict[str, int]:
@@ -365,7 +391,7 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
     from warpweave.core.heuristic import heuristic_schedule
     from warpweave.core.registry import CONSTRAINTS
     from warpweave.core.verify import verify as _verify
-    from warpweave.pipeline import normalization
+    from warpweave.pipeline import normalized_as
 
     m = load_model(model)
     known = CONSTRAINTS.names()
@@ -373,7 +399,7 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
         if name not in known:
             raise InputError(f"unknown rule (known: {', '.join(known)})", ("--without",), name)
     rules = [r for r in known if r not in set(without)]
-    norm = normalization(m, normalize)
+    norm, unit_note = normalized_as(m, normalize)
     result = heuristic_schedule(norm.model if norm else m, max_stages=max_stages, rules=rules,
                                 budget=budget, seed=seed, time_limit=time_limit,
                                 semantics=semantics)
@@ -387,6 +413,8 @@ def heuristic(model: Source, *, max_stages: int | None = None, budget: int = def
         b = _bounds(m, set(rules))
         result = attrs.evolve(result, model=m, schedule=raw, bounds=b, lower_bound=b.lower,
                               why=result.why or (None if raw else "raw-cycle check failed"))
+    if unit_note:  # a finer unit than the resolution's, or raw cycles: why
+        note = f"{note}; {unit_note}" if note else unit_note
     s = result.schedule
     return HeuristicRun(result, ring_depths(m, s) if s is not None else None, note)
 

@@ -80,6 +80,28 @@ def within(seconds: float | None) -> Iterator[Deadline | None]:
         _deadline.reset(token)
 
 
+@contextlib.contextmanager
+def grace(seconds: float) -> Iterator[None]:
+    """For work that follows a run stopped at its deadline or by Ctrl-C (the figures of its
+    report): the block runs under the run's deadline or until `seconds` from now, whichever
+    ends later (no deadline if there is none), and a Ctrl-C latched before the block is not
+    raised again inside it (the run has answered it); a new one is."""
+    outer = _deadline.get()
+    inner = Deadline(seconds)
+    token = _deadline.set(None if outer is None else max(outer, inner, key=lambda d: d.end))
+    latched, _state.interrupted = _state.interrupted, False
+    try:
+        yield
+    finally:
+        _deadline.reset(token)
+        _state.interrupted = _state.interrupted or latched
+
+
+def current() -> Deadline | None:
+    """The run's deadline in force (None without one)."""
+    return _deadline.get()
+
+
 def remaining() -> float | None:
     """Seconds left before the run's deadline (never negative), or None without one."""
     d = _deadline.get()

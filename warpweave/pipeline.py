@@ -30,7 +30,7 @@ from warpweave.core.schedule import Schedule
 from warpweave.core.streaming import StreamingOp, apply_streaming
 from warpweave.core.verify import Violation
 from warpweave.errors import InputError
-from warpweave.machines.normalize import Normalized, auto_unit, by_unit, normalize
+from warpweave.machines.normalize import Normalized, by_unit, choose_unit, normalize
 from warpweave.scale.method import choose as choose_method
 from warpweave.scale.method import run_method, to_outcome
 from warpweave.scale.result import Listener, ScaleResult, gap
@@ -40,7 +40,8 @@ from warpweave.search import Attempt, Outcome, check_limits, choose, search
 DEFAULT_ENCODING = defaults.ENCODING
 SWEEP_BACKEND, MINIMIZE_BACKEND = defaults.SWEEP_BACKEND, defaults.MINIMIZE_BACKEND
 # Above this lower bound on I (in cycles), `auto` normalizes to about RESOLUTION units
-# (machines.normalize.auto_unit picks the unit that rounds the bound least).
+# (machines.normalize.choose_unit picks the unit that rounds the bound least, and a finer one
+# or none when that would raise the bound more than MAX_INFLATION times).
 AUTO_THRESHOLD, RESOLUTION = 128, 64
 # The heuristic's time before a minimize search (its schedule bounds I and starts the search).
 HEURISTIC_SECONDS = 2.0
@@ -219,12 +220,14 @@ class Run:
 
     @property
     def exit_status(self) -> int:
-        """0 an optimal (or, with --paper-search, Algorithm 1's; with a scalable method, any
-        not cut short by Ctrl-C; after `fit_plan`, the best found whose plan fits) answer,
-        verified on the model as given; 1 none exists; 3 a limit was reached (a Ctrl-C
-        included), the check on the model as given (raw cycles, real latencies) failed, or the
-        answer's plan does not fit."""
-        anytime = self.method != "exact" and not self.outcome.interrupted
+        """0 an optimal answer (or, with --paper-search, Algorithm 1's; with a scalable method,
+        one whose method ended on its own: not cut by the time limit or Ctrl-C; after
+        `fit_plan`, the best found whose plan fits), verified on the model as given; 1 none
+        exists; 3 a limit was reached (a Ctrl-C included) before the answer was proven, the
+        check on the model as given (raw cycles, real latencies) failed, or the answer's plan
+        does not fit."""
+        cut = self.outcome.interrupted or (self.scaled is not None and self.scaled.timed_out)
+        anytime = self.method != "exact" and not cut
         if self.plan_fits is False:
             return 3  # a valid answer whose plan emit cannot fit: the rounds or time ran out
         if self.schedule is not None and not self.raw_violations and \
@@ -251,15 +254,26 @@ def normalization(model: Model, how: str, lower: int | None = None) -> Normalize
     `units` (and `auto` where it normalizes: the heuristic, the scalable methods) rounds costs up
     to units of about lower/RESOLUTION cycles when the lower bound exceeds AUTO_THRESHOLD; the
     exact search under `auto` is in raw cycles (`_solve_once`)."""
+    return normalized_as(model, how, lower)[0]
+
+
+def normalized_as(model: Model, how: str, lower: int | None = None
+                  ) -> tuple[Normalized | None, str | None]:
+    """`normalization`, and for `auto` and `units` a note when it kept raw cycles or a finer
+    unit than its resolution because rounding would raise the lower bound too much
+    (`choose_unit`)."""
     if how == "off":
-        return None
+        return None, None
     kind, _, value = how.partition("=")
     if kind in ("auto", "units"):
         lower = bounds(model).lower if lower is None else lower
-        return by_unit(model, auto_unit(model, lower, RESOLUTION)) \
-            if lower > AUTO_THRESHOLD else None
+        if lower <= AUTO_THRESHOLD:
+            return None, None
+        unit, why = choose_unit(model, lower, RESOLUTION)
+        return (None if why and unit == 1 else by_unit(model, unit)), why
     if kind in ("unit", "paper") and value.isdigit() and int(value) >= 1:
-        return by_unit(model, int(value)) if kind == "unit" else normalize(model, int(value))
+        return (by_unit(model, int(value)) if kind == "unit" else normalize(model, int(value)),
+                None)
     raise InputError("expected auto, units, off, unit=K (cycles per unit) or paper=U (the "
                      "paper's ILP with bound U)", ("--normalize",), how)
 
@@ -332,7 +346,8 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
             # slots) in raw cycles up to SCALABLE_RAW_UP_TO, in units above.
             raw = options.normalize == "auto" and (method == "exact" or
                                                     known.lower <= SCALABLE_RAW_UP_TO)
-            norm = None if raw else normalization(model, options.normalize, reach)
+            norm, unit_note = (None, None) if raw else \
+                normalized_as(model, options.normalize, reach)
             solved = norm.model if norm else model
             # A raw bound in units: a schedule in units is one in cycles, scale times longer.
             carried = -(-proven // norm.scale) if norm else proven
@@ -369,7 +384,8 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
                 outcome = go(solved, options.paper_search, options.max_stages, carried)
         except (limits.TimeUp, KeyboardInterrupt) as stop:
             return _stopped(model, cons, known, backend, options, stop, stage, started, chosen)
-        outcome = attrs.evolve(outcome, notes=(*chosen, *outcome.notes))
+        outcome = attrs.evolve(outcome, notes=(*chosen, *([unit_note] if unit_note else []),
+                                           *outcome.notes))
         comparison = None
         if options.paper_search and outcome.schedule is not None and not limits.interrupted():
             proven = relaxation.outcome.lower_bound \

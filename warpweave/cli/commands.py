@@ -188,7 +188,9 @@ def cmd_heuristic(args) -> int:
     else:
         Output(args).text(render.describe_heuristic(run))
     keep(doc, args.out)
-    return EXIT_OK if run.schedule is not None else EXIT_NO
+    if run.schedule is not None:
+        return EXIT_OK
+    return EXIT_LIMIT if run.result.stopped else EXIT_NO  # stopped: the time limit cut it
 
 
 def cmd_crosscheck(args) -> int:

@@ -179,9 +179,11 @@ def build_parser() -> argparse.ArgumentParser:
              "Search I upward from max(ResMII, RecMII); at each I try every stage count "
              "S <= --max-stages, minimizing L; verify the answer (in raw cycles when costs were "
              "normalized). TARGET is a model file or a library kernel (`warpweave kernels`) "
-             "with --machine and key=value parameters. Exit 0 optimal, 1 no schedule within "
-             "the bounds, 2 bad input, 3 a limit reached before the proof was complete (or a "
-             "raw-cycle violation after normalization).",
+             "with --machine and key=value parameters. Exit 0 optimal (with --method lns, gaus "
+             "or heuristic: also a verified schedule from a method that ended on its own), 1 "
+             "no schedule within the bounds, 2 bad input, 3 a limit (--time-limit, Ctrl-C) "
+             "reached before the answer was proven (or a raw-cycle violation after "
+             "normalization).",
              parents=[_target(), _solve(), _progress()],
              json_help="print the schedule format (docs/formats.md) with optimal, "
              "lower_bound, proof, stage and cycle per op, buffers, ...")
@@ -194,7 +196,8 @@ def build_parser() -> argparse.ArgumentParser:
              "Rau's iterative modulo scheduling with a greedy warp-group assignment, trying I "
              "upward from max(ResMII, RecMII) (in normalized units when costs are large); every "
              "schedule it prints is verified. A heuristic: it claims no optimality, and failing "
-             "is no proof of infeasibility. Exit 0 schedule found, 1 none found, 2 bad input.",
+             "is no proof of infeasibility. Exit 0 schedule found, 1 none found, 2 bad input, 3 "
+             "none found before --time-limit or Ctrl-C stopped it.",
              parents=[_target(), _shared_search()],
              json_help="print the schedule format with optimal: false, lower_bound, stages, "
              "buffers and the attempts")

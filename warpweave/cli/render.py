@@ -172,6 +172,9 @@ def describe_result(result) -> str:
     status = o.status
     if o.optimal and not claim["optimal"] and claim["proven_in"]:
         status = f"optimal in {claim['proven_in']}"
+        if run.gap and not claim["I_optimal"]:  # a smaller I may exist in raw cycles
+            status = f"feasible (proven optimal in {claim['proven_in']}; raw gap " \
+                f"{100 * run.gap:.1f}%)"
     if run.refits and s is not None:
         status = "feasible, a plan that fits" if run.plan_fits else "feasible, no plan fits"
     semantics = "" if run.semantics == "loop" else \

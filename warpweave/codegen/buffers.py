@@ -209,13 +209,15 @@ def steady_peaks(model: Model, s: Schedule) -> tuple[SteadyPeak, ...]:
     peaks = []
     for kind, pool, limit, weight in pools:
         best = None
-        for r in slots:
-            held = [(op, copies(op.name, r)) for op in model.ops if weight(op)]
-            held = [(op, n) for op, n in held if n]
-            total = sum(weight(op) * n for op, n in held)
+        weighted = [(op, weight(op)) for op in model.ops if weight(op)]
+        # Nothing weighs in this pool: every slot holds 0, the first is the peak.
+        for r in slots if weighted else slots[:1]:
+            limits.check()  # slots x ops: seconds on 10,000 ops
+            held = [(op.name, n, w) for op, w in weighted if (n := copies(op.name, r))]
+            total = sum(w * n for _, n, w in held)
             if best is None or total > best.peak:
                 best = SteadyPeak(kind, pool, total, limit, r,
-                                  tuple((op.name, n) for op, n in held))
+                                  tuple((v, n) for v, n, _ in held))
         peaks.append(best)
     return tuple(peaks)
 
@@ -443,6 +445,7 @@ def memory_layout(model: Model, s: Schedule, buffers: Mapping[str, Buffer],
     uses = []
     peaks = {p.pool: p.peak for p in steady if p.kind == "memory"}
     for mem in model.machine.memories:
+        limits.check()
         values = [v for v in buffers if model.op(v).footprint_in(mem.name)]
         storage = _storage(model, s, mem.name, values, {v: b.depth for v, b in buffers.items()})
         # The same slots twice (one unroll when every ring has as many slots) are tried once.
@@ -499,7 +502,7 @@ def plan(model: Model, s: Schedule, depths: Mapping[str, int] | None = None,
     notes: list[str] = []
     buffers: dict[str, Buffer] = {}
     channels: dict[str, Channel] = {}
-    for op in model.ops:
+    for op in limits.checked(model.ops, 256):
         u = op.name
         out = model.out_edges(u)
         synced = [e for e in out if e.is_data or (edge_sync(model, s, e) in ("cross", "copy")

@@ -12,6 +12,7 @@ import random
 from collections import deque
 from collections.abc import Collection, Mapping, Sequence
 
+from warpweave import limits
 from warpweave.core.bounds import _sccs
 from warpweave.core.model import Model
 from warpweave.core.verify import Violation
@@ -90,7 +91,8 @@ class Planner:
         todo = [sorted(order, key=rank.get)]
         while todo:
             ops = todo.pop(0)
-            inner = [e for e in self.model.edges if e.src in ops and e.dst in ops]
+            within = set(ops)
+            inner = [e for e in self.model.edges if e.src in within and e.dst in within]
             for comp in sorted((sorted(c, key=rank.get) for c in _sccs(ops, inner)),
                                key=lambda c: rank[c[0]]):
                 if len(comp) == 1 or self._common(comp):
@@ -117,7 +119,7 @@ class Planner:
         regs = dict.fromkeys(self.groups, 0)
         occ = dict.fromkeys(self.groups, 0)
         hosts_waiter = dict.fromkeys(self.groups, False)
-        for members in clusters:
+        for members in limits.checked(clusters, 256):  # seconds on 10,000 ops
             need = sum(self.regs[v] for v in members)
             busy_for = sum(self.occ[v] for v in members)
 

@@ -7,7 +7,8 @@ priority orders.  Each is scheduled by Rau's IMS (`core.ims`) with
 cross-group data edges lengthened by the spill and group occupancy checked for rule 9, within the
 stage bound; the tight length L is taken, and the schedule is returned only if the verifier accepts
 it under the caller's rules - as placed, or with values' lifetimes shortened (`sink`) when the
-liveness limits (memory, registers) fail.
+liveness limits (memory, registers) fail.  The run's deadline (`warpweave.limits`) is checked at
+every scheduling step, so a time limit stops it even within one I on a large model.
 
 It gives a fast upper bound and warm start for the optimal search and is the baseline a user would
 otherwise reach for.  It proves nothing: a failure at some I is not infeasibility.
@@ -21,6 +22,7 @@ from collections.abc import Iterable
 
 import attrs
 
+from warpweave import limits
 from warpweave.core.assign import Assignment, Planner, allowed_groups
 from warpweave.core.bounds import Bounds, bounds
 from warpweave.core.ims import ModuloScheduler, folded_runs
@@ -58,6 +60,7 @@ class HeuristicResult:
     steps: int
     why: str | None          # None when a schedule was found
     lower_bound: int         # max(ResMII, RecMII), each only if its rule is among `rules`
+    stopped: bool = False    # cut short by `time_limit` or the run's deadline
 
     @property
     def tried(self) -> list[int]:
@@ -77,6 +80,10 @@ def heuristic_schedule(model: Model, *, max_stages: int | None = None,
     steps per op for one IMS run; `attempts` is the number of assignments tried per I;
     `max_stages` bounds S = ceil(L/I) as in the search (default `Bounds.default_max_stages`).
     Deterministic for a `seed` unless `time_limit` (seconds) cuts the run short.
+
+    `time_limit` is checked before each I; the run's deadline (`warpweave.limits`, e.g.
+    `solve --time-limit`) also within one, at every scheduling step: past it, the result has
+    no schedule and `stopped` set (a Ctrl-C raises KeyboardInterrupt, as everywhere).
     """
     started = time.perf_counter()
     known = CONSTRAINTS.names()
@@ -92,19 +99,24 @@ def heuristic_schedule(model: Model, *, max_stages: int | None = None,
     run = _Run(model, rule_set, s_max, budget * len(model.ops), attempts, seed, semantics)
     res_mii = b.res_mii if "capacity" in rule_set else 0
     lower = max(1, res_mii, b.rec_mii if "dependence" in rule_set else 0)
-    schedule, why = None, None
+    schedule, why, stopped = None, None, False
     # Dependences are always honoured, so no I below RecMII can come out.
-    for I in range(max(1, res_mii, b.rec_mii), b.i_upper + 1):  # noqa: E741
-        if time_limit is not None and time.perf_counter() - started > time_limit:
-            why = f"time limit of {time_limit} s reached before I={I}"
-            break
-        schedule = run.at(I)
-        if schedule is not None:
-            break
-    else:
-        why = run.summary(b)
+    first = max(1, res_mii, b.rec_mii)
+    I = first  # noqa: E741
+    try:
+        for I in range(first, b.i_upper + 1):  # noqa: E741
+            if time_limit is not None and time.perf_counter() - started > time_limit:
+                why, stopped = f"time limit of {time_limit} s reached before I={I}", True
+                break
+            schedule = run.at(I)
+            if schedule is not None:
+                break
+        else:
+            why = run.summary(b)
+    except limits.TimeUp as stop:  # the run's deadline, within one I (on a large model)
+        schedule, why, stopped = None, f"{stop} while trying I={I}", True
     return HeuristicResult(model, schedule, b, s_max, rule_set, tuple(run.trials),
-                           time.perf_counter() - started, run.steps, why, lower)
+                           time.perf_counter() - started, run.steps, why, lower, stopped)
 
 
 # Rules the modulo scheduler and the assignment satisfy as they build (rule 9 modulo I between
@@ -171,6 +183,7 @@ class _Run:
                 label, group = planner.random() if draws % 3 != 2 else guesses[0]
                 queue.append((f"{label}, jittered" if jitter else label, group, jitter))
             label, group, jitter = queue.pop(0)
+            limits.check()
             key = tuple(group[v] for v in self.model.op_names)
             if key in seen and not jitter:
                 continue

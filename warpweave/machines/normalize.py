@@ -39,6 +39,11 @@ from warpweave.ir import IntVar, Problem, Var
 
 Solve = Callable[[Problem], Mapping[Var, int] | None]
 CANDIDATES = 64  # units `auto_unit` tries at most
+# `auto` takes no unit that makes the lower bound on I (in raw cycles) more than this many
+# times the raw one: ops of 1-6 cycles rounded up to 33-cycle units made it 14x on a generated
+# 10,000-op model (I = 40920 cycles against a bound of 2932), while the kernels' units cost at
+# most 3%.
+MAX_INFLATION = 2.0
 
 
 @attrs.frozen
@@ -166,22 +171,91 @@ def _rounded(model: Model, unit: int, check: bool = True) -> tuple[dict[int, int
 
 
 def auto_unit(model: Model, lower_bound: int, resolution: int = 64) -> int:
+    """The unit that `choose_unit` picks (1: no scaling)."""
+    return choose_unit(model, lower_bound, resolution)[0]
+
+
+def choose_unit(model: Model, lower_bound: int, resolution: int = 64,
+                max_inflation: float = MAX_INFLATION) -> tuple[int, str | None]:
     """The unit that leaves about `resolution` units in the lower bound on I (1: no scaling),
     placed where rounding costs least: among the units from 3/4 of lower_bound // resolution up
     to it, the one whose rounded model has the smallest lower bound in raw cycles (unit x its
     bound), the largest on a tie.  Rounding 256-cycle GEMMs up to 40-cycle units makes them
     280 cycles and the tensor-core bound 9% worse; 32-cycle units keep them exact.  At most
     CANDIDATES units are tried, evenly spaced from the top (the kernels have up to 33); each
-    checks the run's deadline."""
+    checks the run's deadline.
+
+    A unit is taken only if its rounded bound is at most `max_inflation` x `lower_bound`
+    (ResMII, computed for every candidate from the ops' reservation patterns, rules most out at
+    once; the others get the whole bound).  When none of those units is, the unit is the
+    largest finer one that is, found by bisection (rounding grows with the unit as a rule, not
+    always: the answer is checked, not always the largest), or 1; with a note saying why."""
     top = max(1, lower_bound // resolution)
     low = max(1, 3 * top // 4)
     step = -(-(top - low + 1) // CANDIDATES)
+    band = list(range(top, low - 1, -step))
+    limit = max_inflation * lower_bound
+    res_mii = _rounded_res_mii(model)
+    whole: dict[int, int] = {}
 
-    def cost(u: int) -> tuple[int, int]:
-        limits.check()
-        return u * bounds(_rounded(model, u, check=False)[1]).lower, -u
+    def rounded(u: int) -> int:
+        """The lower bound of the model rounded to u-cycle units, in raw cycles."""
+        if u not in whole:
+            limits.check()
+            whole[u] = u * bounds(_rounded(model, u, check=False)[1]).lower
+        return whole[u]
 
-    return min(range(top, low - 1, -step), key=cost)
+    fit = [u for u in band if u * res_mii(u) <= limit]
+    if fit:
+        best = min(fit, key=lambda u: (rounded(u), -u))
+        if rounded(best) <= limit:
+            return best, None
+    # Every unit of the band inflates the bound too much: the largest finer unit that does not.
+    fits, fails = 1, band[-1]
+    while True:
+        while fails - fits > 1:
+            mid = (fits + fails) // 2
+            if mid * res_mii(mid) <= limit:
+                fits = mid
+            else:
+                fails = mid
+        if fits == 1 or rounded(fits) <= limit:
+            break
+        fits, fails = 1, fits
+    coarse = f"{band[-1]}-{band[0]}-cycle units" if len(band) > 1 else f"{band[0]}-cycle units"
+    over = (f"would raise the lower bound on I from {lower_bound} cycles to more than "
+            f"{max_inflation:g}x (ops shorter than a unit round up to a whole one)")
+    if fits == 1:
+        return 1, f"costs not normalized: {coarse} {over}; kept in raw cycles"
+    return fits, (f"costs normalized in {fits}-cycle units, finer than the {coarse} of the "
+                  f"resolution asked for, which {over}; in {fits}-cycle units the bound is "
+                  f"{rounded(fits)} cycles ({rounded(fits) / max(1, lower_bound):.2f}x)")
+
+
+def _rounded_res_mii(model: Model) -> Callable[[int], int]:
+    """ResMII of the model rounded to u-cycle units (`_rounded`), in units, as a function of
+    u: each distinct (cycles, reservations) pattern rounded once (row c of an op goes to row
+    c // u, the rows merged by the larger count, as `_normal_op` does), so that trying many
+    units costs little on many ops."""
+    patterns: dict[tuple[int, tuple[tuple[int, str, int], ...]], int] = defaultdict(int)
+    for op in model.ops:
+        patterns[(op.cycles, tuple(op.usage()))] += 1
+    capacity = {f.name: f.capacity for f in model.machine.units}
+
+    def res_mii(u: int) -> int:
+        used: dict[str, int] = defaultdict(int)
+        for (cycles, usage), count in patterns.items():
+            last = max(1, -(-cycles // u)) - 1
+            rows: dict[tuple[int, str], int] = {}
+            for c, unit, n in usage:
+                key = (min(c // u, last), unit)
+                rows[key] = max(rows.get(key, 0), n)
+            for (_, unit), n in rows.items():
+                used[unit] += count * n
+        return max((-(-n // capacity[f]) for f, n in used.items() if n and capacity[f] > 0),
+                   default=0)
+
+    return res_mii
 
 
 def _pairs(raw: Model, normalized: Model) -> Iterable[tuple[str, int, int]]:

@@ -244,7 +244,7 @@ def gaus_schedule(model: Model, constraints: Sequence[Constraint], *,
     low = max(b.lower, lower or 0)
     run = _Run(model, constraints, options, low, max_stages or b.default_max_stages(),
                None if time_limit is None else started + time_limit, listener, semantics)
-    interrupted = False
+    interrupted = timed_up = False
     stuck = next((v for v, gs in run.allowed.items() if not gs), None)
     if stuck is not None:
         why = f"no group may run {stuck} (warp fit, variable latency)"
@@ -252,6 +252,7 @@ def gaus_schedule(model: Model, constraints: Sequence[Constraint], *,
         try:
             run.run(b.i_upper)
         except limits.TimeUp as stop:
+            timed_up = True
             run.notes.append(str(stop))
         except KeyboardInterrupt:
             interrupted = True
@@ -265,7 +266,10 @@ def gaus_schedule(model: Model, constraints: Sequence[Constraint], *,
              + (f" ({options.threads} thread{'s' * (options.threads != 1)})"
                 if device == "cpu" else "") + f", seed {options.seed}"]
     how = structural(b).how if low == b.lower else (f"given: {low}",)
+    timed_out = time_limit is not None and (timed_up or run.out_of_time())
+    if timed_out and not timed_up and run.best is not None:
+        notes.insert(0, f"time limit of {time_limit:g} s reached")
     return ScaleResult("gaus", model, run.best, low, b, how,
                        tuple(run.history), time.perf_counter() - started,
                        None if run.best is not None else why, tuple(notes),
-                       interrupted=interrupted)
+                       interrupted=interrupted, timed_out=timed_out)

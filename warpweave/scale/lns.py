@@ -91,6 +91,14 @@ class _Search:
     def left(self) -> float:
         return self.deadline - time.perf_counter()
 
+    def time_up(self) -> limits.TimeUp:
+        """LNS's time is up: named after the run's time limit when that is what ends it (its
+        time is what the run had left), else after LNS's own."""
+        run = limits.current()
+        if run is not None and run.end is not None and run.end <= self.deadline + 0.01:
+            return limits.TimeUp(run.limit)
+        return limits.TimeUp(self.deadline - self.started)
+
     def event(self, how: str) -> None:
         b = self.best
         self.history.append(Improvement(time.perf_counter() - self.started,
@@ -137,7 +145,7 @@ class _Search:
         """One neighbourhood; none is started that the time left could not finish (stating one
         is not interruptible, and on a large model with lifetime rules it takes seconds)."""
         if self.solves and self.left() < self.slowest + 1.0:
-            raise limits.TimeUp(self.deadline - self.started)
+            raise self.time_up()
         limit = min(self.options.solve_limit, max(0.1, self.left()))
         self.solves += 1
         tick = time.perf_counter()
@@ -228,11 +236,14 @@ def _first_schedule(run: _Search, model: Model, constraints: Sequence[Constraint
                 run.notes.append("the heuristic's schedule failed verification and was not used")
             elif options.start == "heuristic" or h.schedule.I == h.lower_bound:
                 return
+    left = (time_limit if run.best else longer) - (time.perf_counter() - started)
+    limits.check()  # importing PyTorch takes seconds: not past the run's deadline
+    if left <= 0:
+        return
     try:
         from warpweave.scale.gaus import GausOptions, gaus_schedule
     except ImportError:  # PyTorch is not installed
         return
-    left = (time_limit if run.best else longer) - (time.perf_counter() - started)
     g = gaus_schedule(model, constraints, options=GausOptions(seed=options.seed),
                       time_limit=max(0.0, left), max_stages=max_stages,
                       semantics=options.semantics)
@@ -246,15 +257,17 @@ def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
                  listener: Listener | None = None) -> ScaleResult:
     """LNS on `model` under `constraints` (see the module docstring); `time_limit` defaults to
     DEFAULT_TIME seconds.  The time limit (also the run's deadline, `warpweave.limits`, when
-    one is open) and Ctrl-C stop it with the best schedule so far."""
+    one is open) and Ctrl-C stop it with the best schedule so far (`timed_out`: the time limit
+    given cut it; `interrupted`: Ctrl-C did)."""
     budget = DEFAULT_TIME if time_limit is None else time_limit
     started = time.perf_counter()
     run = _Search(model, constraints, options, started + budget, listener)
-    interrupted = False
+    interrupted = timed_up = False
     try:
         _phases(run, model, constraints, options, budget, start, max_stages)
-    except limits.TimeUp:
-        run.notes.append(f"time limit of {budget:g} s reached")
+    except limits.TimeUp as stop:
+        timed_up = True
+        run.notes.append(str(stop))
     except KeyboardInterrupt:
         interrupted = True
         run.notes.append("interrupted")
@@ -267,10 +280,15 @@ def lns_schedule(model: Model, constraints: Sequence[Constraint], *,
         run.notes.append(f"LNS: {run.solves} neighbourhood solve{'s' * (run.solves != 1)} "
                          f"({options.backend}/{options.encoding}, at most "
                          f"{options.solve_limit:g} s each)")
+    # Its own end: both bounds reached, or the length search stalled; without `time_limit`,
+    # DEFAULT_TIME is its own budget too.
+    timed_out = time_limit is not None and (timed_up or run.left() <= 0)
+    if timed_out and not timed_up and not interrupted:  # a phase saw no time left
+        run.notes.insert(0, str(run.time_up()))
     return ScaleResult("lns", model, run.best, run.lower.value, run.bounds,
                        run.lower.how, tuple(run.history), time.perf_counter() - started,
                        None if run.best is not None else "no starting schedule was found",
-                       tuple(run.notes), optimal, interrupted)
+                       tuple(run.notes), optimal, interrupted, timed_out)
 
 
 def _phases(run: _Search, model: Model, constraints: Sequence[Constraint],

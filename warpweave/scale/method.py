@@ -109,7 +109,7 @@ def _heuristic(model, constraints, time_limit, seed, max_stages, listener,
     return ScaleResult("heuristic", model, h.schedule, h.lower_bound, h.bounds, lower.how,
                        history, h.seconds, h.why,
                        (f"heuristic: {len(h.trials)} attempt{'s' * (len(h.trials) != 1)}, "
-                        f"{h.steps} scheduling steps",))
+                        f"{h.steps} scheduling steps",), timed_out=h.stopped)
 
 
 def to_outcome(result: ScaleResult, constraints: Sequence[Constraint], max_stages: int,

@@ -82,6 +82,7 @@ class ScaleResult:
     notes: tuple[str, ...] = ()
     lower_proven_optimal: bool = False  # I and L both proven minimal
     interrupted: bool = False           # stopped by Ctrl-C
+    timed_out: bool = False             # cut by the time limit it was given (not its own end)
 
     @property
     def gap(self) -> float | None:
