@@ -84,10 +84,11 @@ class CaseResult:
     I: int | None                   # noqa: E741 - raw cycles
     I_units: int | None
     scale: int
-    lower_bound: int                # raw cycles
+    lower_bound: int                # raw cycles: the raw model's max(ResMII, RecMII) in units
     roles: dict
-    seconds: float
+    seconds: float                  # the whole case: the solve, then every question
     answers: tuple[Answer, ...]
+    solve_seconds: float = 0.0      # the solve alone
 
     def to_dict(self) -> dict:
         return {"case": self.case.label, "kernel": self.case.kernel,
@@ -95,7 +96,7 @@ class CaseResult:
                 "inventory": self.case.inventory, "status": self.status, "I": self.I,
                 "I_units": self.I_units, "cycles_per_unit": self.scale,
                 "lower_bound": self.lower_bound, "roles": self.roles,
-                "seconds": round(self.seconds, 1),
+                "seconds": round(self.seconds, 1), "solve_seconds": round(self.solve_seconds, 1),
                 "answers": [a.to_dict() for a in self.answers]}
 
 
@@ -177,8 +178,8 @@ def answer_case(case: Case, questions: Sequence[Question], settings: Settings,
                                    isolate=settings.isolate, plan=False, normalize="units"))
     o, s = run.outcome, run.schedule
     scale = run.normalized.scale if run.normalized else 1
-    progress(f"{case.label}: {o.status}, I = {s.I if s else None} "
-             f"({time.perf_counter() - tick:.0f} s)")
+    solved = time.perf_counter() - tick
+    progress(f"{case.label}: {o.status}, I = {s.I if s else None} ({solved:.0f} s)")
     answers = []
     if s is not None and o.optimal:
         asker = Asker(run, settings)
@@ -187,8 +188,8 @@ def answer_case(case: Case, questions: Sequence[Question], settings: Settings,
             progress(f"  {q.key}: {a.verdict} ({a.seconds:.0f} s)")
             answers.append(a)
     return CaseResult(case, o.status, s.I if s else None, o.schedule.I if s else None, scale,
-                      o.lower_bound * scale, {g: list(v) for g, v in roles(s).items()} if s
-                      else {}, time.perf_counter() - tick, tuple(answers))
+                      run.lower_bound, {g: list(v) for g, v in roles(s).items()} if s
+                      else {}, time.perf_counter() - tick, tuple(answers), solved)
 
 
 def reproduce(topics: Sequence[Topic] = TOPICS, only: Sequence[str] = (),
@@ -238,9 +239,11 @@ def markdown_case(c: dict) -> str:
     """One case: its optimum, then one row per question."""
     out = [f"#### {c['case']}", "",
            f"`warpweave solve {c['kernel']} --machine {c['machine']}"
-           + "".join(f" {p}" for p in c["params"]) + "`: "
-           f"{c['status']}, I = {c['I']} cycles ({c['I_units']} units of "
-           f"{c['cycles_per_unit']}), lower bound {c['lower_bound']}; {c['seconds']} s.  One "
+           + "".join(f" {p}" for p in c["params"]) + " --normalize units`: "
+           f"{c['status']}{' in units' * (c['cycles_per_unit'] > 1)}, I = {c['I']} cycles "
+           f"({c['I_units']} units of {c['cycles_per_unit']}), raw lower bound "
+           f"{c['lower_bound']}; solved in {c.get('solve_seconds', '-')} s, {c['seconds']} s "
+           "with the questions.  One "
            f"optimum (fewest groups, then fewest cross-group edges): {_roles_text(c['roles'])}.",
            "", "| question | answer at the optimal I | why / witness | seconds |",
            "|---|---|---|---|"]
