@@ -118,11 +118,15 @@ def test_the_headline_says_optimal_in_units_only_at_the_raw_lower_bound(tmp_path
         "ops": [{"name": "A", "cycles": 100000, "uses": {"tc": 1}},
                 {"name": "B", "uses": {"sfu": 1}}],
         "edges": [{"src": "A", "dst": "B"}, {"src": "B", "dst": "B", "distance": 1}]}))
-    assert main(["solve", str(path), "--time-limit", "20"]) == 0
+    assert main(["solve", str(path), "--time-limit", "20", "--normalize", "units"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "m: feasible (proven optimal in units of 1205 cycles; raw gap 0.0%)"
     assert out[2].startswith("  I = 100015 cycles = 83 units of 1205 cycles")
-    assert main(["solve", "fa3-fwd", "--machine", "h100"]) == 0
+    assert main(["solve", "fa3-fwd", "--machine", "h100", "--normalize", "units"]) == 0
     out = capsys.readouterr().out.splitlines()
     assert out[0] == "fa3-fwd: optimal in units of 16 cycles"
     assert "I proven optimal: the raw lower bound" in out[2]
+    # by default the exact search is in raw cycles: optimal, unqualified
+    assert main(["solve", str(path), "--time-limit", "20"]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == "m: optimal" and out[1].startswith("  I = 100000 (proven optimal")

@@ -424,7 +424,14 @@ def fit_plan(run: Run, solve: Callable[[Model, int], Run]) -> Run:
     fits = None
     while run.schedule is not None and not run.raw_violations and not limits.interrupted():
         s = run.schedule
-        over = [(u.memory, u.allocated, u.capacity) for u in plan(raw, s).memory if u.exceeds]
+        try:
+            over = [(u.memory, u.allocated, u.capacity) for u in plan(raw, s).memory
+                    if u.exceeds]
+        except (limits.TimeUp, KeyboardInterrupt):  # no time left to lay the plan out
+            run = attrs.evolve(run, outcome=attrs.evolve(run.outcome, notes=(
+                *run.outcome.notes, "the plan emit builds was not checked: no time left")))
+            fits = None
+            break
         fits = not over
         if fits:
             break
