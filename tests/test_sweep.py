@@ -5,6 +5,7 @@ in test_sweep_cluster.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
@@ -12,6 +13,7 @@ import sqlite3
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -163,6 +165,83 @@ def test_ctrl_c_keeps_what_was_answered_and_the_same_command_resumes(tmp_path):
     assert (doc["reused"], doc["solved"]) == (len(answered), 4 - len(answered))
     assert {r["key"] for r in doc["ranking"] if r["reused"]} == set(answered)
     assert len(stored(store)) == 4
+
+
+# The command, with two Ctrl-Cs sent from inside it: one to its process group (the driver, the
+# workers and their solver children) once the first answer is stored, and one more to the
+# driver while it stops the workers (as `timeout -s INT` sends: to the command, then to its
+# group).  Sent at these moments, not after a delay: the test does not depend on timing.
+CTRL_C_TWICE = """
+import os, signal
+from multiprocessing.process import BaseProcess
+from warpweave.sweeps.store import Store
+
+put, terminate = Store.put, BaseProcess.terminate
+sent = []
+
+def put_then_ctrl_c(self, *args, **kwargs):
+    put(self, *args, **kwargs)
+    if not sent:
+        sent.append("group")
+        os.killpg(0, signal.SIGINT)
+
+def terminate_then_ctrl_c(self):
+    terminate(self)
+    if sent == ["group"]:
+        sent.append("driver")
+        os.kill(os.getpid(), signal.SIGINT)
+
+Store.put, BaseProcess.terminate = put_then_ctrl_c, terminate_then_ctrl_c
+from warpweave.__main__ import run
+run()
+"""
+
+
+def alive_in_group(pgid: int, seconds: float) -> list[str]:
+    """The processes of group `pgid` still running (not zombies) once `seconds` have passed or
+    none is left: "pid command" each."""
+    end = time.monotonic() + seconds
+    while True:
+        alive = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:  # gone meanwhile
+                continue
+            head, _, rest = text.rpartition(")")
+            state, _ppid, pgrp = rest.split()[:3]
+            if int(pgrp) == pgid and state != "Z":
+                alive.append(f"{stat.parent.name} {head.partition('(')[2]}")
+        if not alive or time.monotonic() > end:
+            return alive
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_with_two_workers_stops_them_and_the_command_exits(tmp_path):
+    """Two local workers, both solving a point when Ctrl-C comes, and a second Ctrl-C while the
+    driver stops them: the command prints what was answered, exits 3 within the test's limit,
+    and leaves no process behind.  (Before: a worker stopped mid-point turned SIGTERM into a
+    SystemExit that concurrent.futures' worker catches, lived on idle, and the second Ctrl-C cut
+    the pool's stop short: the command hung after its report, waiting for the worker.)"""
+    store = tmp_path / "s.db"
+    argv = [sys.executable, "-c", CTRL_C_TWICE, "sweep", "fa3-fwd", "--param", "tile_m=64,80",
+            "--param", "tile_n=64,128", "--store", str(store), "--workers", "2"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path)
+    try:
+        out, err = proc.communicate(timeout=60)
+        left = alive_in_group(proc.pid, 5.0)
+    finally:  # a hang fails the test: whatever is left of the command is killed
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    assert proc.returncode == 3, err
+    assert left == []
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert len(stored(store)) == 1  # stopped at the first answer
+    assert "interrupted: 1 of 4 points answered" in out and "resumes" in out
 
 
 def test_the_command_and_the_api_have_the_same_defaults():

@@ -158,14 +158,20 @@ def run_sweep(kernel: str, machines: str | Sequence[str] | None = None,
         runner = executor(cluster, workers) if todo else None
         interrupted = False
         if runner is not None:
+            answers = runner.run(list(todo.values()))
             try:
-                for key, record in runner.run(list(todo.values())):
-                    if key in records:  # answered already (a re-run task's second answer)
-                        continue
-                    records[key] = record
-                    same = [p for p in plan if p.key == key]
-                    db.put(key, same[0].point.to_dict(), options, record)
-                    answered(same)
+                try:
+                    for key, record in answers:
+                        if key in records:  # answered already (a re-run task's second answer)
+                            continue
+                        records[key] = record
+                        same = [p for p in plan if p.key == key]
+                        db.put(key, same[0].point.to_dict(), options, record)
+                        answered(same)
+                finally:
+                    # The driver stops the executor's workers here, however the loop ended (a
+                    # Ctrl-C here included), not whenever the generator is collected.
+                    answers.close()
             except KeyboardInterrupt:
                 interrupted = True
     return Sweep(spec.name, tuple(grid), tuple(rank([row(p) for p in plan])), os.fspath(store),
