@@ -12,6 +12,7 @@ import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -242,6 +243,18 @@ def test_ctrl_c_with_two_workers_stops_them_and_the_command_exits(tmp_path):
     assert "Traceback" not in err and "Exception ignored" not in err, err
     assert len(stored(store)) == 1  # stopped at the first answer
     assert "interrupted: 1 of 4 points answered" in out and "resumes" in out
+
+
+@pytest.mark.deadline(0.5)
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="SIGALRM is caught on the main thread only")
+def test_a_deadline_fails_a_test_that_waits_past_it():
+    """The `deadline` marker (tests/conftest.py) that keeps the cluster test from stalling a
+    run: a wait past it is cut short by the test's failure."""
+    start = time.monotonic()
+    with pytest.raises(pytest.fail.Exception, match="deadline of 0.5 s passed"):
+        time.sleep(30)
+    assert time.monotonic() - start < 5
 
 
 def test_the_command_and_the_api_have_the_same_defaults():
