@@ -63,3 +63,28 @@ def test_non_power_of_two_tiles_build():
 def test_impossible_points_are_rejected_when_built(params, message):
     with pytest.raises(InputError, match=message):
         build("fa-bwd", "h100", **params)
+
+
+MMA_RULE = ("cannot be issued as MMAs: needs M or N a multiple of 64, the other of 8, and K a "
+            "multiple of 16 for bf16")
+
+
+@pytest.mark.parametrize("name, machine, params, line", [
+    # fa-bwd's dV / dK GEMMs are block_n x head_dim x block_m: a 72-row Q tile is their K
+    ("fa-bwd", "h100", {"tile_m": 72}, "params.block_m = 72: the 128x128x72 GEMM " + MMA_RULE
+     + " (block_n=128, head_dim=128, block_m=72)"),
+    ("fa-bwd", "h100", {"head_dim": 72}, "params.head_dim = 72: the 64x128x72 GEMM " + MMA_RULE
+     + " (block_m=64, block_n=128, head_dim=72)"),
+    # subtiles=2: the GEMMs' N is half the K/V tile; the error gives the value as set
+    ("fa-bwd", "b200", {"block_n": 136, "subtiles": 2}, "params.block_n = 136: the 128x68x128 "
+     "GEMM " + MMA_RULE + " (block_m=128, block_n/2=68, head_dim=128)"),
+    ("fa3-fwd", "h100", {"head_dim": 72}, "params.head_dim = 72: the 64x128x72 GEMM " + MMA_RULE
+     + " (block_m=64, block_n=128, head_dim=72)"),
+    ("gemm", "h100", {"tile_n": 100}, "params.block_n = 100: the 128x100x64 GEMM " + MMA_RULE
+     + " (block_m=128, block_n=100, block_k=64)"),
+])
+def test_a_gemm_that_cannot_be_issued_names_the_parameter_and_its_value(name, machine, params,
+                                                                        line):
+    with pytest.raises(InputError) as info:
+        build(name, machine, **params)
+    assert str(info.value) == line
