@@ -88,3 +88,27 @@ def test_a_gemm_that_cannot_be_issued_names_the_parameter_and_its_value(name, ma
     with pytest.raises(InputError) as info:
         build(name, machine, **params)
     assert str(info.value) == line
+
+
+@pytest.mark.parametrize("name, machine, params, line", [
+    ("fa-bwd", "h100", {"tile_m": 1024}, 'params = {"block_m": 1024, "block_n": 128, "head_dim": '
+     '128}: fa-bwd: load_q needs 266240 of smem, more than its capacity 166912: use a smaller '
+     'tile'),
+    ("fa3-fwd", "h100", {"tile_m": 256, "tile_n": 256}, 'params = {"block_m": 256, "block_n": '
+     '256, "head_dim": 128}: fa3-fwd: qk holds 512 registers per thread, more than any group of '
+     'the inventory (240): use a smaller tile or a larger register budget'),
+    ("gemm", "h100", {"tile_m": 512, "tile_n": 256}, 'params = {"block_m": 512, "block_n": 256, '
+     '"block_k": 64}: gemm: mma0 holds 1024 registers per thread, more than any group of the '
+     'inventory (240): use a smaller tile or a larger register budget'),
+])
+def test_a_tile_too_large_for_the_machine_names_the_tile_parameters(name, machine, params, line):
+    """The error is on the kernel's tile parameters and their values (not on an op's name)."""
+    with pytest.raises(InputError) as info:
+        build(name, machine, **params)
+    assert str(info.value) == line
+
+
+def test_an_inventory_without_a_group_of_an_ops_warps_is_an_input_error():
+    # qk (a wgmma) runs on 4 warps; every group here has 1 (was a ValueError from max([]))
+    with pytest.raises(InputError, match="no warp group has that many warps"):
+        build("fa3-fwd", "h100", groups="w0:1:200,w1:1:200")

@@ -71,7 +71,8 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
                           B200_GROUPS if tmem else None, B200_VL if tmem else None,
                           smem_reserved=kv_resident)
     name = "fa-bwd" if subtiles == 1 else "fa-bwd-subtiled"
-    g = Graph(name, machine, cost)
+    g = Graph(name, machine, cost,
+              tile={"block_m": block_m, "block_n": block_n, "head_dim": head_dim})
     tma_loads(g, cost, ("load_q", "load_do"), q_bytes)
     s_elems, kv_elems, q_elems = block_m * n, n * head_dim, block_m * head_dim
     smem_write = Phase(None, 0, cycles(s_elems * eb / cost.f["smem_bytes_per_clk"]), "st.shared")
