@@ -74,7 +74,36 @@ def test_a_point_its_builder_rejects_is_reported_not_solved(tmp_path):
     result = ww.sweep("fa-bwd", "h100", {"head_dim": [512]}, store=tmp_path / "s.db")
     (row,) = result.rows
     assert row.status == "rejected" and "the tile is too large" in row.record["reason"]
-    assert result.solved == 0 and not stored(tmp_path / "s.db")
+    assert (result.solved, result.rejected) == (0, 1)
+    assert not (tmp_path / "s.db").exists()  # nothing could be built: no store is made
+
+
+def test_a_grid_of_which_no_point_can_be_built_is_bad_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(["sweep", "fa-bwd", "--param", "tile_m=1024,2048", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    lines = err.splitlines()
+    assert [line.split(": params = ")[0] for line in lines] == [
+        "warpweave: error: h100 tile_m=1024", "warpweave: error: h100 tile_m=2048"]
+    assert all("use a smaller tile" in line for line in lines)
+    assert os.listdir(tmp_path) == []
+
+
+def test_rejected_points_are_counted_and_the_rest_answered(tmp_path, capsys, monkeypatch):
+    """A rejected point is answered (it cannot be built, on any run): exit 0 when the others
+    are answered in full, and the first line says how many were rejected."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["sweep", "gemm", "--param", "k_steps=1", "--param", "tile_n=64,512", "--workers", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("gemm: 2 points on h100; 1 solved on 1 local worker process, "
+                            "1 rejected (cannot be built) (")
+    assert 'h100 k_steps=1 tile_n=512: rejected - params = {"block_m": 128, "block_n": 512' in out
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["points"], doc["solved"], doc["reused"], doc["rejected"]) == (2, 0, 1, 1)
 
 
 def test_the_key_is_the_model_and_the_solver_configuration_not_the_limits():

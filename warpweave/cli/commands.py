@@ -412,6 +412,10 @@ def cmd_sweep(args) -> int:
     result = api.sweep(args.kernel, args.machine, params, store=args.store,
                        cluster=args.cluster, workers=args.workers, progress=shown,
                        **search_options(args))
+    if result.rows and result.rejected == len(result.rows):  # bad input: nothing to solve
+        for r in result.rows:
+            print(f"warpweave: error: {r.label}: {r.record['reason']}", file=sys.stderr)
+        return EXIT_INPUT
     drawn = api.sweep_plot(result, args.plot) if args.plot and not result.interrupted else None
     out = Output(args)
     if args.json:
@@ -421,6 +425,7 @@ def cmd_sweep(args) -> int:
         out.text(render.describe_sweep(result))
         if drawn:
             out.text(f"wrote {args.plot}: the Pareto front ({drawn})")
+    # a rejected point is answered: it cannot be built, and would not be on any run
     answered = all(r.record.get("complete") and r.status != "error" for r in result.rows)
     return EXIT_OK if answered and not result.interrupted else EXIT_LIMIT
 

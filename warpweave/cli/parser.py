@@ -305,8 +305,10 @@ def build_parser() -> argparse.ArgumentParser:
              "(docs/sweep.md says what it leaves out). Answers are kept in --store and reused: "
              "a re-run or an overlapping grid solves only the points not answered yet, and a "
              "sweep stopped by Ctrl-C resumes. --time-limit is per point (default "
-             f"{defaults.SWEEP_TIME_LIMIT:g} s). Exit 0 every point answered in full, 2 bad "
-             "input, 3 interrupted, or some point stopped at its limit or failed (its reason "
+             f"{defaults.SWEEP_TIME_LIMIT:g} s). Exit 0 every point answered in full or "
+             "rejected by the kernel's builder (it cannot be built; the report says how many), "
+             "2 bad input, or no point of the grid can be built (each point's reason on "
+             "stderr), 3 interrupted, or some point stopped at its limit or failed (its reason "
              "is in the ranking).", parents=[_shared_search(), _solver(), _progress()],
              json_help="print the sweep as JSON: every point's status, I, bounds, throughput "
              "and resources, ranked")

@@ -557,6 +557,7 @@ def describe_sweep(sweep) -> str:
     machines = sorted({r.point.machine or "its own machine" for r in sweep.rows})
     done = [f"{sweep.solved} solved on {sweep.where}"] if sweep.solved else []
     done += [f"{sweep.reused} reused from {sweep.store}"] if sweep.reused else []
+    done += [f"{sweep.rejected} rejected (cannot be built)"] if sweep.rejected else []
     out = [f"{sweep.kernel}: {plural(len(sweep.rows), 'point')} on {', '.join(machines)}; "
            f"{', '.join(done) or 'none solved'} ({sweep.seconds:.1f} s)"]
     ranked = [r for r in sweep.rows if r.throughput]
