@@ -106,7 +106,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_bounds(args) -> int:
-    model = api.load_model(args.model)
+    model = target(args)
     b = api.bounds(model)
     Output(args).report(lambda: render.bounds_dict(model, b),
                         lambda: render.describe_bounds(model, b))
@@ -114,7 +114,7 @@ def cmd_bounds(args) -> int:
 
 
 def cmd_show(args) -> int:
-    model = api.load_model(args.model)
+    model = target(args)
     Output(args).report(lambda: model_to_dict(model), lambda: render.describe_model(model))
     return EXIT_OK
 

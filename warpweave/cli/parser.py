@@ -162,17 +162,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help=FILE_HELP)
     p.add_argument("schedule", help="schedule file (.json or .toml), or - for standard input")
 
-    p = _sub(sub, "bounds", "lower bounds on I (ResMII, RecMII) and the search limits",
-             "Print ResMII (reservation tables), RecMII (exact maximum delay/distance over "
-             "dependence cycles, with the critical cycle), the lower bound on L, and the limits "
-             "the search uses.")
-    p.add_argument("model", help=FILE_HELP)
+    _sub(sub, "bounds", "lower bounds on I (ResMII, RecMII) and the search limits",
+         "Print ResMII (reservation tables), RecMII (exact maximum delay/distance over "
+         "dependence cycles, with the critical cycle), the lower bound on L, and the limits "
+         "the search uses. TARGET is a model file or a library kernel (`warpweave kernels`) "
+         "with --machine and key=value parameters, as for solve.", parents=[_target()])
 
-    p = _sub(sub, "show", "a readable summary of a model",
-             "Summarize MODEL: units, memories, warp groups, ops with their reservations and "
-             "resources, and edges (--json: the model document).",
-             json_help="print the model document")
-    p.add_argument("model", help=FILE_HELP)
+    _sub(sub, "show", "a readable summary of a model",
+         "Summarize TARGET: units, memories, warp groups, ops with their reservations and "
+         "resources, and edges (--json: the model document). TARGET is a model file or a "
+         "library kernel (`warpweave kernels`) with --machine and key=value parameters, as "
+         "for solve.", parents=[_target()], json_help="print the model document")
 
     p = _sub(sub, "solve", "find an optimal schedule and warp assignment, with a proof",
              "Search I upward from max(ResMII, RecMII); at each I try every stage count "
