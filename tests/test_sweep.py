@@ -22,9 +22,11 @@ from hypothesis import strategies as st
 
 import warpweave as ww
 from warpweave.cli import main
+from warpweave.cli.render import describe_sweep
 from warpweave.core.formats import model_to_dict
 from warpweave.kernels import kernel_spec
 from warpweave.sweeps.plot import front
+from warpweave.sweeps.point import ruled_out_up_to
 from warpweave.sweeps.store import point_key, reusable
 
 GEMM = {"k_steps": [1, 2], "tile_n": [64, 128]}
@@ -104,6 +106,34 @@ def test_rejected_points_are_counted_and_the_rest_answered(tmp_path, capsys, mon
     assert main([*argv, "--json"]) == 0
     doc = json.loads(capsys.readouterr().out)
     assert (doc["points"], doc["solved"], doc["reused"], doc["rejected"]) == (2, 0, 1, 1)
+
+
+def test_a_point_proven_infeasible_says_which_I_were_ruled_out_not_a_lower_bound(tmp_path):
+    """In raw cycles the record's lower bound of an infeasible point is the search's upper limit
+    on I plus one (16940): no I has a schedule, so the listing states the I ruled out - up to
+    the limit `bounds` gives, beyond which a larger I cannot help.  About 5 s."""
+    params = {"tile_m": [128], "tile_n": [128]}
+    result = ww.sweep("fa-bwd", "h100", params, store=tmp_path / "s.db", workers=1,
+                      normalize="off", time_limit=120)
+    (row,) = result.rows
+    assert (row.status, row.record["lower_bound"]) == ("infeasible", 16940)
+    assert ww.bounds(ww.kernel("fa-bwd", "h100", tile_m=128, tile_n=128)).i_upper == 16939
+    text = describe_sweep(result)
+    assert text.splitlines()[1:] == [
+        "  h100 tile_m=128 tile_n=128: infeasible - no schedule with at most 4 stages at any I: "
+        "every I up to 16939 ruled out (a larger I cannot help)"]
+
+
+@pytest.mark.parametrize("report, upto", [
+    ({"proof": [{"rules_out": {"I": [5120, 5120], "S": [1, 1]}},
+                {"I": 5120, "status": "unknown"},
+                {"rules_out": {"I": [5120, 16939], "S": [4, 4]}}]}, 16939),
+    # a proof in normalized units says nothing of raw cycles: no figure
+    ({"scale": {"cycles_per_unit": 64, "proof": []}}, None),
+    (None, None),
+])
+def test_the_I_ruled_out_come_from_a_proof_in_raw_cycles_only(report, upto):
+    assert ruled_out_up_to({"status": "infeasible", "report": report}) == upto
 
 
 def test_the_key_is_the_model_and_the_solver_configuration_not_the_limits():
