@@ -136,6 +136,14 @@ def test_the_I_ruled_out_come_from_a_proof_in_raw_cycles_only(report, upto):
     assert ruled_out_up_to({"status": "infeasible", "report": report}) == upto
 
 
+def test_the_sweeps_help_says_the_time_limit_is_per_point(capsys):
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--time-limit TIME_LIMIT seconds for each point: the limit of its solve" in text
+    assert "for the whole search" not in text
+
+
 def test_the_key_is_the_model_and_the_solver_configuration_not_the_limits():
     doc = model_to_dict(ww.kernel("gemm", "h100"))
     options = {"backend": "auto", "seed": 0, "time_limit": 10.0}

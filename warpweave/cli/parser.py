@@ -313,6 +313,10 @@ def build_parser() -> argparse.ArgumentParser:
              json_help="print the sweep as JSON: every point's status, I, bounds, throughput "
              "and resources, ranked")
     p.set_defaults(time_limit=defaults.SWEEP_TIME_LIMIT)
+    # the shared option's help says "for the whole search": a sweep's limit is per point
+    p._option_string_actions["--time-limit"].help = (
+        f"seconds for each point: the limit of its solve, as solve's --time-limit (default "
+        f"{defaults.SWEEP_TIME_LIMIT:g}); the sweep as a whole has none")
     p.add_argument("kernel", metavar="KERNEL", help="library kernel (`warpweave kernels`)")
     p.add_argument("--machine", help="machines, comma-separated (default: the kernel's first)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=V1,V2,...",
