@@ -1,6 +1,9 @@
 """Shared fixtures (paths to the examples, a small model), the hypothesis profiles and the session
 summary of the cross-checking properties.
 
+`@pytest.mark.deadline(seconds)`: a test that must fail, not stall the run, if it hangs (see
+`_deadline`).
+
 Profiles: `ci` (the default) and `thorough`, chosen by `pytest --thorough` or
 `HYPOTHESIS_PROFILE=thorough`; both are defined in `tests/crosscheck_support.py`.
 """
@@ -9,7 +12,9 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -113,3 +118,29 @@ def install_plugin(tmp_path, monkeypatch):
                 monkeypatch.setattr(r, "failures", {})  # a broken plugin's, for this test only
         return tmp_path
     return install
+
+
+@pytest.fixture(autouse=True)
+def _deadline(request):
+    """`@pytest.mark.deadline(seconds)`: the test fails once it has run `seconds` (its fixtures'
+    setup and teardown included: autouse, it is set up first and torn down last) - SIGALRM
+    raises in the test's thread wherever it waits (a pipe, a lock, a sleep).  For tests whose
+    every wait is not bounded by a timeout of its own (a cluster's client calls).  Nothing is
+    armed without the marker, or where SIGALRM cannot be caught (off the main thread)."""
+    marker = request.node.get_closest_marker("deadline")
+    if (marker is None or not hasattr(signal, "setitimer")
+            or threading.current_thread() is not threading.main_thread()):
+        yield
+        return
+    seconds = marker.args[0]
+
+    def expired(signum, frame):
+        pytest.fail(f"the test's deadline of {seconds:g} s passed")
+
+    previous = signal.signal(signal.SIGALRM, expired)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)

@@ -46,6 +46,27 @@ def test_bounds_and_show(capsys):
     assert code == 0 and "S -> P" in out and "sfu:1" in out
 
 
+def test_bounds_and_show_take_a_library_kernel_as_solve_does(capsys, tmp_path):
+    """A kernel with --machine and key=value parameters (anywhere on the line), the same as the
+    model file `build` writes for it; a model file takes neither."""
+    kernel = ["fa-bwd", "--machine", "h100", "tile_m=80", "tile_n=128"]
+    code, out, _ = run(capsys, "bounds", *kernel, "--json")
+    doc = json.loads(out)
+    assert code == 0 and (doc["res_mii"], doc["res_unit"], doc["rec_mii"]) == (3200, "tc", 1588)
+    saved = str(tmp_path / "fa-bwd-80.json")
+    assert run(capsys, "build", *kernel, "-o", saved)[0] == 0
+    assert json.loads(run(capsys, "bounds", saved, "--json")[1]) == doc
+    code, out, _ = run(capsys, "show", "--machine", "b200", "gemm", "k_steps=2", "--json")
+    assert code == 0 and json.loads(out) == json.loads(
+        run(capsys, "build", "gemm", "--machine", "b200", "k_steps=2", "--json")[1])
+    code, out, _ = run(capsys, "show", *kernel)
+    assert code == 0 and out.startswith("model fa-bwd on machine h100:")
+    code, out, err = run(capsys, "bounds", MODEL, "--machine", "h100")
+    assert code == 2 and out == "" and "are for library kernels, not model files" in err
+    code, out, err = run(capsys, "show", "fa-bwd", "tile_q=80")
+    assert code == 2 and out == "" and err.startswith("warpweave: error: params.tile_q:")
+
+
 def test_bad_input_exits_2_with_one_line(capsys, tmp_path):
     broken = tmp_path / "m.json"
     broken.write_text(json.dumps({"machine": {"warp_groups": [{"name": "g"}]},

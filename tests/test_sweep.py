@@ -5,13 +5,16 @@ in test_sweep_cluster.py."""
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 import time
+from pathlib import Path
 
 import pytest
 from hypothesis import given
@@ -19,9 +22,11 @@ from hypothesis import strategies as st
 
 import warpweave as ww
 from warpweave.cli import main
+from warpweave.cli.render import describe_sweep
 from warpweave.core.formats import model_to_dict
 from warpweave.kernels import kernel_spec
 from warpweave.sweeps.plot import front
+from warpweave.sweeps.point import ruled_out_up_to
 from warpweave.sweeps.store import point_key, reusable
 
 GEMM = {"k_steps": [1, 2], "tile_n": [64, 128]}
@@ -71,7 +76,72 @@ def test_a_point_its_builder_rejects_is_reported_not_solved(tmp_path):
     result = ww.sweep("fa-bwd", "h100", {"head_dim": [512]}, store=tmp_path / "s.db")
     (row,) = result.rows
     assert row.status == "rejected" and "the tile is too large" in row.record["reason"]
-    assert result.solved == 0 and not stored(tmp_path / "s.db")
+    assert (result.solved, result.rejected) == (0, 1)
+    assert not (tmp_path / "s.db").exists()  # nothing could be built: no store is made
+
+
+def test_a_grid_of_which_no_point_can_be_built_is_bad_input(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    code = main(["sweep", "fa-bwd", "--param", "tile_m=1024,2048", "--json"])
+    out, err = capsys.readouterr()
+    assert code == 2 and out == ""
+    lines = err.splitlines()
+    assert [line.split(": params = ")[0] for line in lines] == [
+        "warpweave: error: h100 tile_m=1024", "warpweave: error: h100 tile_m=2048"]
+    assert all("use a smaller tile" in line for line in lines)
+    assert os.listdir(tmp_path) == []
+
+
+def test_rejected_points_are_counted_and_the_rest_answered(tmp_path, capsys, monkeypatch):
+    """A rejected point is answered (it cannot be built, on any run): exit 0 when the others
+    are answered in full, and the first line says how many were rejected."""
+    monkeypatch.chdir(tmp_path)
+    argv = ["sweep", "gemm", "--param", "k_steps=1", "--param", "tile_n=64,512", "--workers", "1"]
+    assert main(argv) == 0
+    out = capsys.readouterr().out
+    first = out.splitlines()[0]
+    assert first.startswith("gemm: 2 points on h100; 1 solved on 1 local worker process, "
+                            "1 rejected (cannot be built) (")
+    assert 'h100 k_steps=1 tile_n=512: rejected - params = {"block_m": 128, "block_n": 512' in out
+    assert main([*argv, "--json"]) == 0
+    doc = json.loads(capsys.readouterr().out)
+    assert (doc["points"], doc["solved"], doc["reused"], doc["rejected"]) == (2, 0, 1, 1)
+
+
+def test_a_point_proven_infeasible_says_which_I_were_ruled_out_not_a_lower_bound(tmp_path):
+    """In raw cycles the record's lower bound of an infeasible point is the search's upper limit
+    on I plus one (16940): no I has a schedule, so the listing states the I ruled out - up to
+    the limit `bounds` gives, beyond which a larger I cannot help.  About 5 s."""
+    params = {"tile_m": [128], "tile_n": [128]}
+    result = ww.sweep("fa-bwd", "h100", params, store=tmp_path / "s.db", workers=1,
+                      normalize="off", time_limit=120)
+    (row,) = result.rows
+    assert (row.status, row.record["lower_bound"]) == ("infeasible", 16940)
+    assert ww.bounds(ww.kernel("fa-bwd", "h100", tile_m=128, tile_n=128)).i_upper == 16939
+    text = describe_sweep(result)
+    assert text.splitlines()[1:] == [
+        "  h100 tile_m=128 tile_n=128: infeasible - no schedule with at most 4 stages at any I: "
+        "every I up to 16939 ruled out (a larger I cannot help)"]
+
+
+@pytest.mark.parametrize("report, upto", [
+    ({"proof": [{"rules_out": {"I": [5120, 5120], "S": [1, 1]}},
+                {"I": 5120, "status": "unknown"},
+                {"rules_out": {"I": [5120, 16939], "S": [4, 4]}}]}, 16939),
+    # a proof in normalized units says nothing of raw cycles: no figure
+    ({"scale": {"cycles_per_unit": 64, "proof": []}}, None),
+    (None, None),
+])
+def test_the_I_ruled_out_come_from_a_proof_in_raw_cycles_only(report, upto):
+    assert ruled_out_up_to({"status": "infeasible", "report": report}) == upto
+
+
+def test_the_sweeps_help_says_the_time_limit_is_per_point(capsys):
+    with pytest.raises(SystemExit):
+        main(["sweep", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "--time-limit TIME_LIMIT seconds for each point: the limit of its solve" in text
+    assert "for the whole search" not in text
 
 
 def test_the_key_is_the_model_and_the_solver_configuration_not_the_limits():
@@ -163,6 +233,95 @@ def test_ctrl_c_keeps_what_was_answered_and_the_same_command_resumes(tmp_path):
     assert (doc["reused"], doc["solved"]) == (len(answered), 4 - len(answered))
     assert {r["key"] for r in doc["ranking"] if r["reused"]} == set(answered)
     assert len(stored(store)) == 4
+
+
+# The command, with two Ctrl-Cs sent from inside it: one to its process group (the driver, the
+# workers and their solver children) once the first answer is stored, and one more to the
+# driver while it stops the workers (as `timeout -s INT` sends: to the command, then to its
+# group).  Sent at these moments, not after a delay: the test does not depend on timing.
+CTRL_C_TWICE = """
+import os, signal
+from multiprocessing.process import BaseProcess
+from warpweave.sweeps.store import Store
+
+put, terminate = Store.put, BaseProcess.terminate
+sent = []
+
+def put_then_ctrl_c(self, *args, **kwargs):
+    put(self, *args, **kwargs)
+    if not sent:
+        sent.append("group")
+        os.killpg(0, signal.SIGINT)
+
+def terminate_then_ctrl_c(self):
+    terminate(self)
+    if sent == ["group"]:
+        sent.append("driver")
+        os.kill(os.getpid(), signal.SIGINT)
+
+Store.put, BaseProcess.terminate = put_then_ctrl_c, terminate_then_ctrl_c
+from warpweave.__main__ import run
+run()
+"""
+
+
+def alive_in_group(pgid: int, seconds: float) -> list[str]:
+    """The processes of group `pgid` still running (not zombies) once `seconds` have passed or
+    none is left: "pid command" each."""
+    end = time.monotonic() + seconds
+    while True:
+        alive = []
+        for stat in Path("/proc").glob("[0-9]*/stat"):
+            try:
+                text = stat.read_text()
+            except OSError:  # gone meanwhile
+                continue
+            head, _, rest = text.rpartition(")")
+            state, _ppid, pgrp = rest.split()[:3]
+            if int(pgrp) == pgid and state != "Z":
+                alive.append(f"{stat.parent.name} {head.partition('(')[2]}")
+        if not alive or time.monotonic() > end:
+            return alive
+        time.sleep(0.1)
+
+
+@pytest.mark.slow
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="reads /proc")
+def test_ctrl_c_with_two_workers_stops_them_and_the_command_exits(tmp_path):
+    """Two local workers, both solving a point when Ctrl-C comes, and a second Ctrl-C while the
+    driver stops them: the command prints what was answered, exits 3 within the test's limit,
+    and leaves no process behind.  (Before: a worker stopped mid-point turned SIGTERM into a
+    SystemExit that concurrent.futures' worker catches, lived on idle, and the second Ctrl-C cut
+    the pool's stop short: the command hung after its report, waiting for the worker.)"""
+    store = tmp_path / "s.db"
+    argv = [sys.executable, "-c", CTRL_C_TWICE, "sweep", "fa3-fwd", "--param", "tile_m=64,80",
+            "--param", "tile_n=64,128", "--store", str(store), "--workers", "2"]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            start_new_session=True, cwd=tmp_path)
+    try:
+        out, err = proc.communicate(timeout=60)
+        left = alive_in_group(proc.pid, 5.0)
+    finally:  # a hang fails the test: whatever is left of the command is killed
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.communicate()
+    assert proc.returncode == 3, err
+    assert left == []
+    assert "Traceback" not in err and "Exception ignored" not in err, err
+    assert len(stored(store)) == 1  # stopped at the first answer
+    assert "interrupted: 1 of 4 points answered" in out and "resumes" in out
+
+
+@pytest.mark.deadline(0.5)
+@pytest.mark.skipif(threading.current_thread() is not threading.main_thread(),
+                    reason="SIGALRM is caught on the main thread only")
+def test_a_deadline_fails_a_test_that_waits_past_it():
+    """The `deadline` marker (tests/conftest.py) that keeps the cluster test from stalling a
+    run: a wait past it is cut short by the test's failure."""
+    start = time.monotonic()
+    with pytest.raises(pytest.fail.Exception, match="deadline of 0.5 s passed"):
+        time.sleep(30)
+    assert time.monotonic() - start < 5
 
 
 def test_the_command_and_the_api_have_the_same_defaults():

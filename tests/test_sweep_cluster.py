@@ -1,7 +1,8 @@
 """`warpweave sweep --cluster`: a real Dask cluster started here (`dask scheduler` and two
 `dask worker` processes on 127.0.0.1), a sweep run on it by the command, and one worker killed
 (SIGKILL) while it solves a point: the scheduler gives that point to the other worker, and the
-store ends with every point answered once, none lost.  About 10 s on 2 cores."""
+store ends with every point answered once, none lost.  About 10 s on 2 cores; the test fails
+(the `deadline` marker, tests/conftest.py) rather than stall a run if anything in it hangs."""
 
 from __future__ import annotations
 
@@ -77,6 +78,7 @@ def rows(store: Path) -> list[tuple]:
         return db.execute("SELECT key, status, complete, solved_by FROM points").fetchall()
 
 
+@pytest.mark.deadline(180)
 def test_a_worker_killed_mid_sweep_loses_no_point(cluster, tmp_path):
     address, workers = cluster
     store = tmp_path / "s.db"
@@ -84,20 +86,25 @@ def test_a_worker_killed_mid_sweep_loses_no_point(cluster, tmp_path):
                               "--store", str(store), "--json"],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                              cwd=tmp_path)
-    with distributed.Client(address, timeout=30) as client:
-        def busy_worker():
-            """Once a point is answered: a worker solving another one (its name, the points'
-            keys in the store)."""
-            if not rows(store):
-                return None
-            names = {a: w["name"] for a, w in client.scheduler_info()["workers"].items()}
-            return next(((names[a], {str(k).removeprefix("warpweave-point-") for k in keys})
-                         for a, keys in client.processing().items() if keys), None)
+    try:
+        with distributed.Client(address, timeout=30) as client:
+            def busy_worker():
+                """Once a point is answered: a worker solving another one (its name, the
+                points' keys in the store)."""
+                if not rows(store):
+                    return None
+                names = {a: w["name"] for a, w in client.scheduler_info()["workers"].items()}
+                return next(((names[a], {str(k).removeprefix("warpweave-point-") for k in keys})
+                             for a, keys in client.processing().items() if keys), None)
 
-        victim, held = wait_for(busy_worker, every=0.05)
-        os.kill(workers[victim].pid, signal.SIGKILL)
-        workers[victim].wait(10)
-    out, err = sweep.communicate(timeout=120)
+            victim, held = wait_for(busy_worker, every=0.05)
+            os.kill(workers[victim].pid, signal.SIGKILL)
+            workers[victim].wait(10)
+        out, err = sweep.communicate(timeout=120)
+    finally:  # failed or timed out: the command is not left running
+        if sweep.poll() is None:
+            sweep.kill()
+            sweep.communicate()
     assert sweep.returncode == 0, err
     doc = json.loads(out)
     answered = rows(store)

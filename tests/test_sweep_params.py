@@ -63,3 +63,52 @@ def test_non_power_of_two_tiles_build():
 def test_impossible_points_are_rejected_when_built(params, message):
     with pytest.raises(InputError, match=message):
         build("fa-bwd", "h100", **params)
+
+
+MMA_RULE = ("cannot be issued as MMAs: needs M or N a multiple of 64, the other of 8, and K a "
+            "multiple of 16 for bf16")
+
+
+@pytest.mark.parametrize("name, machine, params, line", [
+    # fa-bwd's dV / dK GEMMs are block_n x head_dim x block_m: a 72-row Q tile is their K
+    ("fa-bwd", "h100", {"tile_m": 72}, "params.block_m = 72: the 128x128x72 GEMM " + MMA_RULE
+     + " (block_n=128, head_dim=128, block_m=72)"),
+    ("fa-bwd", "h100", {"head_dim": 72}, "params.head_dim = 72: the 64x128x72 GEMM " + MMA_RULE
+     + " (block_m=64, block_n=128, head_dim=72)"),
+    # subtiles=2: the GEMMs' N is half the K/V tile; the error gives the value as set
+    ("fa-bwd", "b200", {"block_n": 136, "subtiles": 2}, "params.block_n = 136: the 128x68x128 "
+     "GEMM " + MMA_RULE + " (block_m=128, block_n/2=68, head_dim=128)"),
+    ("fa3-fwd", "h100", {"head_dim": 72}, "params.head_dim = 72: the 64x128x72 GEMM " + MMA_RULE
+     + " (block_m=64, block_n=128, head_dim=72)"),
+    ("gemm", "h100", {"tile_n": 100}, "params.block_n = 100: the 128x100x64 GEMM " + MMA_RULE
+     + " (block_m=128, block_n=100, block_k=64)"),
+])
+def test_a_gemm_that_cannot_be_issued_names_the_parameter_and_its_value(name, machine, params,
+                                                                        line):
+    with pytest.raises(InputError) as info:
+        build(name, machine, **params)
+    assert str(info.value) == line
+
+
+@pytest.mark.parametrize("name, machine, params, line", [
+    ("fa-bwd", "h100", {"tile_m": 1024}, 'params = {"block_m": 1024, "block_n": 128, "head_dim": '
+     '128}: fa-bwd: load_q needs 266240 of smem, more than its capacity 166912: use a smaller '
+     'tile'),
+    ("fa3-fwd", "h100", {"tile_m": 256, "tile_n": 256}, 'params = {"block_m": 256, "block_n": '
+     '256, "head_dim": 128}: fa3-fwd: qk holds 512 registers per thread, more than any group of '
+     'the inventory (240): use a smaller tile or a larger register budget'),
+    ("gemm", "h100", {"tile_m": 512, "tile_n": 256}, 'params = {"block_m": 512, "block_n": 256, '
+     '"block_k": 64}: gemm: mma0 holds 1024 registers per thread, more than any group of the '
+     'inventory (240): use a smaller tile or a larger register budget'),
+])
+def test_a_tile_too_large_for_the_machine_names_the_tile_parameters(name, machine, params, line):
+    """The error is on the kernel's tile parameters and their values (not on an op's name)."""
+    with pytest.raises(InputError) as info:
+        build(name, machine, **params)
+    assert str(info.value) == line
+
+
+def test_an_inventory_without_a_group_of_an_ops_warps_is_an_input_error():
+    # qk (a wgmma) runs on 4 warps; every group here has 1 (was a ValueError from max([]))
+    with pytest.raises(InputError, match="no warp group has that many warps"):
+        build("fa3-fwd", "h100", groups="w0:1:200,w1:1:200")

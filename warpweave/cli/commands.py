@@ -112,7 +112,7 @@ def cmd_verify(args) -> int:
 
 
 def cmd_bounds(args) -> int:
-    model = api.load_model(args.model)
+    model = target(args)
     b = api.bounds(model)
     Output(args).report(lambda: render.bounds_dict(model, b),
                         lambda: render.describe_bounds(model, b))
@@ -120,7 +120,7 @@ def cmd_bounds(args) -> int:
 
 
 def cmd_show(args) -> int:
-    model = api.load_model(args.model)
+    model = target(args)
     Output(args).report(lambda: model_to_dict(model), lambda: render.describe_model(model))
     return EXIT_OK
 
@@ -420,6 +420,10 @@ def cmd_sweep(args) -> int:
     result = api.sweep(args.kernel, args.machine, params, store=args.store,
                        cluster=args.cluster, workers=args.workers, progress=shown,
                        **search_options(args))
+    if result.rows and result.rejected == len(result.rows):  # bad input: nothing to solve
+        for r in result.rows:
+            print(f"warpweave: error: {r.label}: {r.record['reason']}", file=sys.stderr)
+        return EXIT_INPUT
     drawn = api.sweep_plot(result, args.plot) if args.plot and not result.interrupted else None
     out = Output(args)
     if args.json:
@@ -429,6 +433,7 @@ def cmd_sweep(args) -> int:
         out.text(render.describe_sweep(result))
         if drawn:
             out.text(f"wrote {args.plot}: the Pareto front ({drawn})")
+    # a rejected point is answered: it cannot be built, and would not be on any run
     answered = all(r.record.get("complete") and r.status != "error" for r in result.rows)
     return EXIT_OK if answered and not result.interrupted else EXIT_LIMIT
 

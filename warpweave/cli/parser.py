@@ -163,17 +163,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("model", help=FILE_HELP)
     p.add_argument("schedule", help="schedule file (.json or .toml), or - for standard input")
 
-    p = _sub(sub, "bounds", "lower bounds on I (ResMII, RecMII) and the search limits",
-             "Print ResMII (reservation tables), RecMII (exact maximum delay/distance over "
-             "dependence cycles, with the critical cycle), the lower bound on L, and the limits "
-             "the search uses.")
-    p.add_argument("model", help=FILE_HELP)
+    _sub(sub, "bounds", "lower bounds on I (ResMII, RecMII) and the search limits",
+         "Print ResMII (reservation tables), RecMII (exact maximum delay/distance over "
+         "dependence cycles, with the critical cycle), the lower bound on L, and the limits "
+         "the search uses. TARGET is a model file or a library kernel (`warpweave kernels`) "
+         "with --machine and key=value parameters, as for solve.", parents=[_target()])
 
-    p = _sub(sub, "show", "a readable summary of a model",
-             "Summarize MODEL: units, memories, warp groups, ops with their reservations and "
-             "resources, and edges (--json: the model document).",
-             json_help="print the model document")
-    p.add_argument("model", help=FILE_HELP)
+    _sub(sub, "show", "a readable summary of a model",
+         "Summarize TARGET: units, memories, warp groups, ops with their reservations and "
+         "resources, and edges (--json: the model document). TARGET is a model file or a "
+         "library kernel (`warpweave kernels`) with --machine and key=value parameters, as "
+         "for solve.", parents=[_target()], json_help="print the model document")
 
     p = _sub(sub, "solve", "find an optimal schedule and warp assignment, with a proof",
              "Search I upward from max(ResMII, RecMII); at each I try every stage count "
@@ -312,12 +312,18 @@ def build_parser() -> argparse.ArgumentParser:
              "(docs/sweep.md says what it leaves out). Answers are kept in --store and reused: "
              "a re-run or an overlapping grid solves only the points not answered yet, and a "
              "sweep stopped by Ctrl-C resumes. --time-limit is per point (default "
-             f"{defaults.SWEEP_TIME_LIMIT:g} s). Exit 0 every point answered in full, 2 bad "
-             "input, 3 interrupted, or some point stopped at its limit or failed (its reason "
+             f"{defaults.SWEEP_TIME_LIMIT:g} s). Exit 0 every point answered in full or "
+             "rejected by the kernel's builder (it cannot be built; the report says how many), "
+             "2 bad input, or no point of the grid can be built (each point's reason on "
+             "stderr), 3 interrupted, or some point stopped at its limit or failed (its reason "
              "is in the ranking).", parents=[_shared_search(), _solver(), _progress()],
              json_help="print the sweep as JSON: every point's status, I, bounds, throughput "
              "and resources, ranked")
     p.set_defaults(time_limit=defaults.SWEEP_TIME_LIMIT)
+    # the shared option's help says "for the whole search": a sweep's limit is per point
+    p._option_string_actions["--time-limit"].help = (
+        f"seconds for each point: the limit of its solve, as solve's --time-limit (default "
+        f"{defaults.SWEEP_TIME_LIMIT:g}); the sweep as a whole has none")
     p.add_argument("kernel", metavar="KERNEL", help="library kernel (`warpweave kernels`)")
     p.add_argument("--machine", help="machines, comma-separated (default: the kernel's first)")
     p.add_argument("--param", action="append", default=[], metavar="KEY=V1,V2,...",

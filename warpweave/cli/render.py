@@ -557,9 +557,11 @@ def sweep_progress(done: int, total: int, row) -> str:
 def describe_sweep(sweep) -> str:
     """The ranking: one row per point with a schedule, best predicted throughput first (ties:
     fewer registers, then less shared memory), then the points without one and why."""
+    from warpweave.sweeps.point import ruled_out_up_to
     machines = sorted({r.point.machine or "its own machine" for r in sweep.rows})
     done = [f"{sweep.solved} solved on {sweep.where}"] if sweep.solved else []
     done += [f"{sweep.reused} reused from {sweep.store}"] if sweep.reused else []
+    done += [f"{sweep.rejected} rejected (cannot be built)"] if sweep.rejected else []
     out = [f"{sweep.kernel}: {plural(len(sweep.rows), 'point')} on {', '.join(machines)}; "
            f"{', '.join(done) or 'none solved'} ({sweep.seconds:.1f} s)"]
     ranked = [r for r in sweep.rows if r.throughput]
@@ -585,13 +587,19 @@ def describe_sweep(sweep) -> str:
     for r in sweep.rows:
         if not r.throughput:
             rec = r.record
+            # proven infeasible in raw cycles: the record's lower bound is the search's upper
+            # limit on I plus one - no I has a schedule, so no lower bound is stated
+            upto = ruled_out_up_to(rec) if rec["status"] == "infeasible" else None
             why = rec.get("reason") or (
                 f"no schedule with at most {rec.get('stage_bound')} stages at any I"
                 + (f", costs in units of {rec['cycles_per_unit']} cycles"
                    if rec.get("cycles_per_unit") else "")
+                + (f": every I up to {upto} ruled out (a larger I cannot help)"
+                   if upto is not None else "")
                 if rec["status"] == "infeasible" else
                 "not answered (interrupted)" if rec["status"] == "pending" else "")
-            bound = f", lower bound {rec['lower_bound']}" if rec.get("lower_bound") else ""
+            bound = f", lower bound {rec['lower_bound']}" \
+                if rec.get("lower_bound") and upto is None else ""
             out.append(f"  {r.label}: {rec['status']}{bound}"
                        + (f" - {why}" if why else ""))
     if sweep.interrupted:

@@ -8,6 +8,7 @@ takes ceil(elements * nbytes / 4 / 128) 32-bit registers per thread.
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 
 from warpweave.errors import InputError
 from warpweave.kernels.graph import Graph
@@ -39,19 +40,30 @@ def attention_flops(tiles: int, gemms: int, block_m: int, block_n: int, head_dim
     return tiles * gemms * 2 * block_m * block_n * head_dim
 
 
-def check_gemm(m: int, n: int, k: int, dtype: str, names: tuple[str, str, str]) -> None:
+def check_gemm(m: int, n: int, k: int, dtype: str, names: tuple[str, str, str],
+               parts: Mapping[str, int] | None = None) -> None:
     """An m x n x k GEMM of a tile must be issuable by wgmma / tcgen05 MMAs: M or N (the kernel
     may compute the transpose) a multiple of 64, the other a multiple of 8, K a multiple of 16
-    16-bit (32 8-bit) elements.  InputError names the tile parameters and values otherwise -
-    non-power-of-two tiles such as 80 are fine when they meet this."""
+    16-bit (32 8-bit) elements.  `names` are the tile parameters that are M, N and K, in that
+    order; `parts` maps a parameter to the parts its value is split in when a dimension is one
+    part (fa-bwd's subtiles: N is block_n / 2).  InputError otherwise, on the parameter to
+    change - K's if K is off its step, else M's or N's if one is not a multiple of 8, else M's -
+    with its value as given, and every dimension's - non-power-of-two tiles such as 80 are fine
+    when they meet this."""
     step_k = MMA_K_BYTES // dtype_bytes(dtype)
     ok = k % step_k == 0 and ((m % MMA_M == 0 and n % MMA_N == 0)
                               or (n % MMA_M == 0 and m % MMA_N == 0))
     if not ok:
-        shown = ", ".join(f"{a}={v}" for a, v in zip(names, (m, n, k), strict=True))
+        parts = parts or {}
+        dims = dict(zip(names, (m, n, k), strict=True))
+        culprit = names[2] if k % step_k else names[1] if m % MMA_N == 0 and n % MMA_N else \
+            names[0]
+        shown = ", ".join(f"{a}/{parts[a]}={v}" if parts.get(a, 1) > 1 else f"{a}={v}"
+                          for a, v in dims.items())
         raise InputError(f"the {m}x{n}x{k} GEMM cannot be issued as MMAs: needs M or N a "
                          f"multiple of {MMA_M}, the other of {MMA_N}, and K a multiple of "
-                         f"{step_k} for {dtype} ({shown})", ("params", names[0]), m)
+                         f"{step_k} for {dtype} ({shown})", ("params", culprit),
+                         dims[culprit] * parts.get(culprit, 1))
 
 
 def regs(elements: int, nbytes: int) -> int:

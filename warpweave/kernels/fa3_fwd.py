@@ -44,7 +44,8 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
     machine = machine_for(spec, inventory, groups, vl, max_regs,
                           smem_reserved=subtiles * block_m * head_dim * eb)  # resident Q tiles
     name = "fa3-fwd" if subtiles == 1 else "fa3-fwd-subtiled"
-    g = Graph(name, machine, cost)
+    g = Graph(name, machine, cost,
+              tile={"block_m": block_m, "block_n": block_n, "head_dim": head_dim})
     tma_loads(g, cost, ("load_k", "load_v"), kv_bytes)
     s_elems, o_elems = block_m * block_n, block_m * head_dim
     stats = 2 * -(-block_m // 32)   # m and m_old: each thread holds block_m/32 rows (wgmma layout)

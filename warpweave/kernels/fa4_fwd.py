@@ -90,7 +90,8 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
     kv_bytes = block_n * head_dim * eb
     machine = machine_for(spec, inventory, groups, vl, max_regs,
                           smem_reserved=2 * block_m * head_dim * eb)
-    g = Graph("fa4-fwd", machine, cost)
+    g = Graph("fa4-fwd", machine, cost,
+              tile={"block_m": block_m, "block_n": block_n, "head_dim": head_dim})
     tma_loads(g, cost, ("load_k", "load_v"), kv_bytes)
     s_elems, o_elems = block_m * block_n, block_m * head_dim
     emulated = block_m * emulated_columns(block_n, ex2_emu_freq, ex2_emu_start_frg)

@@ -61,15 +61,18 @@ def build(spec: MachineSpec, block_m: int, block_n: int, head_dim: int, dtype: s
     if n * subtiles != block_n:
         raise InputError(f"block_n must split into {subtiles} halves", ("params", "block_n"),
                          block_n)
-    for shape in ((block_m, n, head_dim), (n, head_dim, block_m), (block_m, head_dim, n)):
-        check_gemm(*shape, dtype, ("block_m", "block_n", "head_dim"))
+    split = {"block_n": subtiles}  # the GEMMs' N is a half of block_n with subtiles=2
+    check_gemm(block_m, n, head_dim, dtype, ("block_m", "block_n", "head_dim"), split)  # S, dP
+    check_gemm(n, head_dim, block_m, dtype, ("block_n", "head_dim", "block_m"), split)  # dV, dK
+    check_gemm(block_m, head_dim, n, dtype, ("block_m", "head_dim", "block_n"), split)  # dQ
     q_bytes = block_m * head_dim * eb + block_m * 4             # Q and LSE (dO and D alike)
     kv_resident = 2 * block_n * head_dim * eb                   # K and V stay in shared memory
     machine = machine_for(spec, inventory, groups, vl, max_regs,
                           B200_GROUPS if tmem else None, B200_VL if tmem else None,
                           smem_reserved=kv_resident)
     name = "fa-bwd" if subtiles == 1 else "fa-bwd-subtiled"
-    g = Graph(name, machine, cost)
+    g = Graph(name, machine, cost,
+              tile={"block_m": block_m, "block_n": block_n, "head_dim": head_dim})
     tma_loads(g, cost, ("load_q", "load_do"), q_bytes)
     s_elems, kv_elems, q_elems = block_m * n, n * head_dim, block_m * head_dim
     smem_write = Phase(None, 0, cycles(s_elems * eb / cost.f["smem_bytes_per_clk"]), "st.shared")

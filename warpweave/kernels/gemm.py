@@ -65,7 +65,8 @@ def build(spec: MachineSpec, block_m: int, block_n: int, block_k: int, dtype: st
         raise InputError(f"{subtiles} x {acc_stages} accumulators of {block_n} columns exceed "
                          f"Tensor Memory ({columns})", ("params", "acc_stages"), acc_stages)
     machine = machine_for(spec, inventory, groups, vl, max_regs)
-    g = Graph("gemm" if subtiles == 1 else "gemm-2tiles", machine, cost)
+    g = Graph("gemm" if subtiles == 1 else "gemm-2tiles", machine, cost,
+              tile={"block_m": block_m, "block_n": block_n, "block_k": block_k})
     acc_elems = block_m * block_n
     if tmem:
         acc = {"footprint": {"tmem": block_n}, "warps": 1}

@@ -100,12 +100,16 @@ def reservation(steps: tuple[Step, ...]) -> tuple[int, int, list[dict[str, int]]
 
 
 class Graph:
-    """Ops and edges of a loop body on a machine, added in order; `cost` prices hand-offs."""
+    """Ops and edges of a loop body on a machine, added in order; `cost` prices hand-offs;
+    `tile`: the kernel's tile parameters and their values (what sizes its ops), named by the
+    error when a value cannot fit the machine."""
 
-    def __init__(self, name: str, machine: Machine, cost: CostModel | None = None):
+    def __init__(self, name: str, machine: Machine, cost: CostModel | None = None,
+                 tile: Mapping[str, int] | None = None):
         self.name = name
         self.machine = machine
         self.cost = cost
+        self.tile = dict(tile or {})
         self.ops: list[Op] = []
         self.edges: list[Edge] = []
         self._ready: dict[str, int] = {}
@@ -149,19 +153,19 @@ class Graph:
 
     def model(self) -> Model:
         """The checked model; InputError if a tile cannot fit the machine at all (a value
-        larger than every group's registers or than a memory), before anything is solved."""
+        larger than every group's registers or than a memory), before anything is solved: on
+        `params` with the tile's parameters and values (`params = {"block_m": 1024, ...}`)."""
         m = self.machine
+        where = (("params",), self.tile) if self.tile else ()
         for op in self.ops:
             fits = [g.reg_limit for g in m.warp_groups if g.warps >= op.warps]
-            if op.regs and op.regs > max(fits, default=0):
+            if op.regs and fits and op.regs > max(fits):
                 raise InputError(f"{self.name}: {op.name} holds {op.regs} registers per thread, "
                                  f"more than any group of the inventory ({max(fits)}): use a "
-                                 "smaller tile or a larger register budget", ("params",),
-                                 op.name)
+                                 "smaller tile or a larger register budget", *where)
             for mem, amount in op.footprint:
                 capacity = m.memory(mem).capacity
                 if amount > capacity:
                     raise InputError(f"{self.name}: {op.name} needs {amount} of {mem}, more than "
-                                     f"its capacity {capacity}: use a smaller tile",
-                                     ("params",), op.name)
+                                     f"its capacity {capacity}: use a smaller tile", *where)
         return check_model(Model(self.name, self.machine, self.ops, self.edges))

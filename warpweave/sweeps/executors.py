@@ -19,12 +19,15 @@ import concurrent.futures as cf
 import multiprocessing
 import os
 import signal
+import time
 from collections.abc import Iterator, Sequence
 
+from warpweave import limits
 from warpweave.errors import InputError
 from warpweave.sweeps.point import Task, failed, solve_point
 
 CONNECT_SECONDS = 10.0  # to reach a cluster's scheduler
+STOP_SECONDS = 2.0  # for the local workers to exit on SIGTERM before they are killed
 
 
 def local_workers() -> int:
@@ -36,14 +39,22 @@ def local_workers() -> int:
 
 
 def _worker_init() -> None:
-    # Ctrl-C is the driver's: it stops the workers with SIGTERM, which unwinds (SystemExit) so
-    # that a worker's solver child is killed by the `finally` that owns it, not orphaned.
+    # Ctrl-C is the driver's: it stops the workers with SIGTERM (`_stop`).
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     signal.signal(signal.SIGTERM, _exit)
 
 
 def _exit(signum: int, frame: object) -> None:
-    raise SystemExit(128 + signum)
+    """A worker told to stop kills its solver child (`backends.isolate` forks one per solver
+    call) and leaves at once.  Not by raising SystemExit: concurrent.futures' worker catches
+    BaseException around a task, sends it back as the task's exception and waits for the next
+    task - a worker stopped mid-point lived on, idle, and the driver's exit waited for it."""
+    children = multiprocessing.active_children()
+    for child in children:
+        child.kill()
+    for child in children:
+        child.join(1)
+    os._exit(128 + signum)
 
 
 class LocalPool:
@@ -60,7 +71,6 @@ class LocalPool:
         pool = cf.ProcessPoolExecutor(max_workers=n,
                                       mp_context=multiprocessing.get_context("spawn"),
                                       initializer=_worker_init)
-        finished = False
         try:
             futures = {pool.submit(solve_point, t): t.key for t in tasks}
             for future in cf.as_completed(futures):
@@ -69,21 +79,26 @@ class LocalPool:
                 except cf.process.BrokenProcessPool as exc:
                     record = failed(f"the worker process died ({exc})")
                 yield futures[future], record
-            finished = True
         finally:
-            if not finished:  # interrupted (Ctrl-C) or the consumer stopped: stop the workers
+            # However the run ends (every point answered, Ctrl-C, the driver closing it), no
+            # worker outlives it: an idle worker left behind holds the command's exit, which
+            # waits for its children.  A second Ctrl-C meanwhile is held until they are gone.
+            with limits.deferred_interrupts():
                 _stop(pool)
-            pool.shutdown(wait=True, cancel_futures=True)
+                pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _stop(pool: cf.ProcessPoolExecutor) -> None:
     """Stop every worker of `pool` now (concurrent.futures has no public call for it before
-    Python 3.14): SIGTERM, then SIGKILL for one that has not exited within a few seconds."""
+    Python 3.14): SIGTERM (a worker kills its solver child and exits), then SIGKILL for one
+    still alive STOP_SECONDS later."""
     processes = list((getattr(pool, "_processes", None) or {}).values())
     for p in processes:
         p.terminate()
+    end = time.monotonic() + STOP_SECONDS
     for p in processes:
-        p.join(5)
+        p.join(max(0.0, end - time.monotonic()))
+    for p in processes:
         if p.is_alive():
             p.kill()
             p.join()

@@ -82,3 +82,15 @@ def solve_point(task: Task) -> dict:
     if result.schedule is not None:
         record.update(resources(result.model, result.schedule))
     return record
+
+
+def ruled_out_up_to(record: Mapping[str, Any]) -> int | None:
+    """The largest I (raw cycles) the proof in `record` rules out: for a point proven infeasible
+    in raw cycles, the search's upper limit on I (beyond it a larger I cannot help), none of
+    whose I has a schedule - not a lower bound.  None when the proof is in normalized units (it
+    says nothing in cycles) or the record has none."""
+    report = record.get("report") or {}
+    if report.get("scale") or not report.get("proof"):
+        return None
+    return max((p["rules_out"]["I"][1] for p in report["proof"] if p.get("rules_out")),
+               default=None)

@@ -14,6 +14,7 @@ resumes (it reuses the answered points).
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -85,11 +86,17 @@ class Sweep:
     def reused(self) -> int:
         return sum(r.reused for r in self.rows)
 
+    @property
+    def rejected(self) -> int:
+        """Points the kernel's builder rejected (not solved: they cannot be built)."""
+        return sum(r.status == REJECTED for r in self.rows)
+
     def to_dict(self) -> dict:
         return {"kernel": self.kernel, "store": self.store, "where": self.where,
                 "params": {a.name: list(a.values) for a in self.axes},
                 "options": dict(self.options), "points": len(self.rows),
-                "solved": self.solved, "reused": self.reused, "interrupted": self.interrupted,
+                "solved": self.solved, "reused": self.reused, "rejected": self.rejected,
+                "interrupted": self.interrupted,
                 "seconds": round(self.seconds, 3),
                 "ranking": [r.to_dict() for r in self.rows]}
 
@@ -134,9 +141,10 @@ def run_sweep(kernel: str, machines: str | Sequence[str] | None = None,
     names = {a.param.name: a.name for a in grid}
     plan = [_planned(spec, point, options) for point in points(spec, chosen, grid)]
     check_options(options, next((p.doc for p in plan if p.doc is not None), None))
-    with Store(store) as db:
-        stored = {k: r for k, r in db.get(p.key for p in plan if p.key).items()
-                  if reusable(r, options)}
+    built = [p.key for p in plan if p.key is not None]
+    # A grid of which no point can be built has nothing to look up or keep: no store is made.
+    with Store(store) if built else contextlib.nullcontext() as db:
+        stored = {k: r for k, r in db.get(built).items() if reusable(r, options)} if db else {}
         records: dict[str, Mapping[str, Any]] = dict(stored)
         todo = {p.key: Task(p.key, p.doc, dict(options), isolate=cluster is None)
                 for p in plan if p.key is not None and p.key not in stored}
@@ -158,14 +166,20 @@ def run_sweep(kernel: str, machines: str | Sequence[str] | None = None,
         runner = executor(cluster, workers) if todo else None
         interrupted = False
         if runner is not None:
+            answers = runner.run(list(todo.values()))
             try:
-                for key, record in runner.run(list(todo.values())):
-                    if key in records:  # answered already (a re-run task's second answer)
-                        continue
-                    records[key] = record
-                    same = [p for p in plan if p.key == key]
-                    db.put(key, same[0].point.to_dict(), options, record)
-                    answered(same)
+                try:
+                    for key, record in answers:
+                        if key in records:  # answered already (a re-run task's second answer)
+                            continue
+                        records[key] = record
+                        same = [p for p in plan if p.key == key]
+                        db.put(key, same[0].point.to_dict(), options, record)
+                        answered(same)
+                finally:
+                    # The driver stops the executor's workers here, however the loop ended (a
+                    # Ctrl-C here included), not whenever the generator is collected.
+                    answers.close()
             except KeyboardInterrupt:
                 interrupted = True
     return Sweep(spec.name, tuple(grid), tuple(rank([row(p) for p in plan])), os.fspath(store),
