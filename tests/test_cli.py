@@ -110,6 +110,26 @@ def test_the_report_counts_only_the_questions_a_solver_answered(capsys):
     assert ", 1 solver call\n" in capsys.readouterr().out
 
 
+def test_solve_says_its_roles_are_the_solvers_pick_unless_a_tie_break_chose(capsys):
+    """Without --tie-break the roles of an optimum on several warp groups are one optimum among
+    possibly many: the report and the JSON say so; with the tie-breakers, or on one group, they
+    do not."""
+    note = ("one optimum among possibly many (the solver's pick); --tie-break groups "
+            "--tie-break cross_edges gives a canonical one")
+    code, out, _ = run(capsys, "solve", "gemm", "--machine", "b200")
+    assert code == 0 and f"  note: {note}" in out.splitlines()
+    code, out, _ = run(capsys, "solve", "gemm", "--machine", "b200", "--json")
+    doc = json.loads(out)
+    assert code == 0 and len(set(doc["group"].values())) > 1 and note in doc["notes"]
+    code, out, _ = run(capsys, "solve", "gemm", "--machine", "b200", "--json", "--tie-break",
+                       "groups", "--tie-break", "cross_edges")
+    doc = json.loads(out)
+    assert code == 0 and len(set(doc["group"].values())) > 1 and note not in doc["notes"]
+    code, out, _ = run(capsys, "solve", MODEL, "--json")
+    doc = json.loads(out)
+    assert code == 0 and len(set(doc["group"].values())) == 1 and note not in doc["notes"]
+
+
 def test_auto_normalization_says_when_it_took_a_finer_unit(tmp_path, capsys):
     """A 1,000-op chain of 1-7-cycle ops (the robustness battery's): auto's resolution would
     round every op up to one 15-cycle unit (gap 275% to the raw lower bound); it takes 8-cycle

@@ -8,7 +8,9 @@ property of the model, not of the solver's pick among optima: **forced** (every 
 has it), **allowed** (some have it, some not) or **excluded** (none has it).  Where the model's
 verdict differs from the publication, the test asserts what the model says and
 docs/reproduction.md says why.  The decisions are at the optimal I in the solver's units, within
-the search's stage bound.
+the search's stage bound.  Where it is cheap a case is asked on the neutral inventory too
+(`inventory=neutral`: equal groups shaped like no published launch), so that a role allowed or
+forced there is not one built into the launch.
 """
 
 from __future__ import annotations
@@ -126,6 +128,31 @@ def test_fa3_intra_warpgroup_pipeline_in_both_tiles_and_in_one_is_allowed():
         ALLOWED
 
 
+def test_fa3_two_consumer_warpgroups_are_among_the_optima():
+    """FA3 3.1: two consumer warpgroups, each computing the attention of its own Q tile.  At the
+    tensor-core bound (FA3's inventory) FA3's roles are allowed: some optima have them, others
+    assign the ops otherwise."""
+    assert answer("fa3-fwd", "two consumer warpgroups", *FA3_2).verdict == ALLOWED
+
+
+FA3_2_NEUTRAL = (*FA3_2, "inventory=neutral")
+
+
+def test_fa3_on_the_neutral_inventory_the_producer_is_forced_and_two_consumers_allowed():
+    """The same questions on the neutral inventory (three 4-warp groups at 160 registers, four
+    single warps at 32: no group sized for a role).  Still I = ResMII = 2048.  "A dedicated
+    producer warp group runs the TMA loads" (Modular, Level 1): forced - by the variable-latency
+    rule, which designates one single warp on this inventory too.  FA3's two consumer
+    warpgroups (FA3 3.1): allowed, found on groups shaped like no published launch."""
+    run = asker(*FA3_2_NEUTRAL).run
+    assert [(g.warps, g.reg_limit) for g in run.model.machine.warp_groups] == \
+        [(4, 160)] * 3 + [(1, 32)] * 4
+    assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
+    assert run.schedule.I == 2048
+    assert answer("fa3-fwd", "producer warp", *FA3_2_NEUTRAL).verdict == FORCED
+    assert answer("fa3-fwd", "two consumer warpgroups", *FA3_2_NEUTRAL).verdict == ALLOWED
+
+
 def test_fa3_one_tile_cannot_reach_the_tensor_core_bound_on_one_consumer():
     """Modular's 8-op loop (one Q tile): "A separate consumer warp group runs everything else" is
     excluded at the tensor-core bound I = 1024: two blocking GEMMs 512 cycles apart meet the
@@ -152,8 +179,48 @@ def test_gemm_b200_producer_warp_is_forced_and_the_mma_warp_allowed():
     assert answer("gemm-b200", "MMA warp", "gemm", "b200").verdict == ALLOWED
 
 
+def test_gemm_b200_on_the_neutral_inventory_the_producer_is_forced_and_the_mma_warp_allowed():
+    """The same two questions on the neutral inventory (equal 160-register groups, single warps
+    at 32): still I = ResMII; the TMA warp (Unweaving warp specialization) forced, by the
+    variable-latency rule; every MMA alone on one warp (CUTLASS sm100) allowed."""
+    target = ("gemm", "b200", "inventory=neutral")
+    run = asker(*target).run
+    assert run.model.machine.variable_latency_group == "w15"
+    assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
+    assert answer("gemm-b200", "producer warp", *target).verdict == FORCED
+    assert answer("gemm-b200", "MMA warp", *target).verdict == ALLOWED
+
+
+# ---------------------------------------------------------------------------------------------
+# gemm on h100, two output tiles: CUTLASS sm90 warp-specialized GEMM (ping-pong / cooperative)
+
+GEMM_H100_2 = ("gemm", "h100", "subtiles=2")
+
+
+def test_gemm_h100_two_tiles_force_the_producer_and_allow_two_consumers():
+    """CUTLASS's sm90 kernels: a producer warpgroup and two consumer warpgroups, each on its own
+    output tile.  With two tiles per iteration I = ResMII = 8192 (2 x 4096: the tensor core
+    busy every cycle, where one tile stops at 4480).  "The TMA warp issue[s] copies and
+    notifies the Tensor Core warps" (Unweaving warp specialization): forced.  Each tile's MMAs
+    and epilogue on its own consumer group: allowed."""
+    run = asker(*GEMM_H100_2).run
+    assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
+    assert run.schedule.I == 8192
+    assert answer("gemm-h100", "producer warp", *GEMM_H100_2).verdict == FORCED
+    assert answer("gemm-h100", "two consumer warpgroups", *GEMM_H100_2).verdict == ALLOWED
+
+
 # ---------------------------------------------------------------------------------------------
 # fa4-fwd on b200: FA4 flash_fwd_sm100.py (warp roles); Twill paper 6.2.2, Figure 9
+
+
+def test_fa4_load_warp_is_forced():
+    """FA4's warp ids (flash_fwd_sm100.py:300-306: "load 14"), and Twill 6.2.2: "variable-latency
+    operations (green) ... onto separate warps": the TMA loads alone on one warp is forced at
+    the optimal I (3610 cycles, 95 units of 38) - by the variable-latency rule, as for FA3."""
+    run = asker("fa4-fwd", "b200").run
+    assert run.schedule.I == 3610
+    assert answer("fa4-fwd", "load warp", "fa4-fwd", "b200").verdict == FORCED
 
 
 @pytest.mark.slow
@@ -190,3 +257,20 @@ def test_fa_bwd_h100_every_optimum_overlaps_iterations_and_registers_do_not_deci
     assert feasible_without("capacity", "fa-bwd-h100", "no cross-iteration ILP", "fa-bwd", "h100")
     assert not feasible_without("register_limit", "fa-bwd-h100", "no cross-iteration ILP",
                                 "fa-bwd", "h100")
+
+
+def test_fa_bwd_h100_on_the_neutral_inventory_overlap_is_forced_by_the_tensor_core_too():
+    """Twill 6.3.1 (as above) asked on the neutral inventory (equal 160-register groups): the
+    same answer as on FA3's - I = ResMII = 2560, no cross-iteration overlap excluded, feasible
+    once the tensor core's capacity is dropped and not once the register limit is."""
+    target = ("fa-bwd", "h100", "inventory=neutral")
+    a = asker(*target)
+    run = a.run
+    assert [(g.warps, g.reg_limit) for g in run.model.machine.warp_groups] == \
+        [(4, 160)] * 3 + [(1, 32)] * 4
+    assert run.outcome.schedule.I == run.outcome.lower_bound == bounds(run.model).res_mii
+    shape = question("fa-bwd-h100", "no cross-iteration ILP").shape(run.raw)
+    assert a.decide([Require(shape)])[0] == "infeasible"           # excluded
+    assert feasible_without("capacity", "fa-bwd-h100", "no cross-iteration ILP", *target)
+    assert not feasible_without("register_limit", "fa-bwd-h100", "no cross-iteration ILP",
+                                *target)

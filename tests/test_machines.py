@@ -20,10 +20,12 @@ from warpweave.core.registry import MACHINES
 from warpweave.core.schedule import Schedule
 from warpweave.core.verify import verify
 from warpweave.errors import InputError
-from warpweave.kernels import build, published
+from warpweave.kernels import build, kernel_spec, published
+from warpweave.kernels.attention import tile_params
 from warpweave.machines import machine_spec
 from warpweave.machines.costs import FORMULAS
 from warpweave.machines.figures import SOURCES
+from warpweave.machines.gpu import NEUTRAL_VL
 from warpweave.machines.inventory import check_inventory, parse_groups
 from warpweave.machines.normalize import (
     by_unit,
@@ -103,17 +105,41 @@ def test_max_regs_caps_every_group_and_smem_reservation_shrinks_shared_memory():
         MACHINES.get("b200")(smem_reserved=10 ** 6)
 
 
-def _documented_figures() -> dict[str, dict[str, tuple[float, str]]]:
-    """docs/machines.md's figure tables: machine -> name -> (value, source)."""
-    out: dict[str, dict[str, tuple[float, str]]] = {}
+DOC = ROOT / "docs" / "machines.md"
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in line.strip().strip("|").split("|")]
+
+
+def _documented_figures() -> dict[str, dict[str, list[str]]]:
+    """docs/machines.md's figure tables: machine -> name -> the row's cells after the name
+    (value, unit, source, place, estimate, note)."""
+    out: dict[str, dict[str, list[str]]] = {}
     machine = None
-    for line in (ROOT / "docs" / "machines.md").read_text().splitlines():
+    for line in DOC.read_text().splitlines():
         if line.startswith("#### "):
             machine = line[5:].strip()
-        row = re.match(r"\| `(\w+)` \| ([\d.]+) \| [^|]* \| ([\w-]+) \|", line)
-        if machine and row:
-            out.setdefault(machine, {})[row[1]] = (float(row[2]), row[3])
+        if machine and re.match(r"\| `\w+` \|", line):
+            name, *rest = _cells(line)
+            out.setdefault(machine, {})[name.strip("`")] = rest
     return out
+
+
+def _table(heading: str) -> list[list[str]]:
+    """The rows (cells, header and rule left out) of the first table under `heading`."""
+    lines = DOC.read_text().splitlines()
+    rows: list[list[str]] = []
+    for line in lines[lines.index(heading) + 1:]:
+        if line.startswith("|"):
+            rows.append(_cells(line))
+        elif rows:
+            break
+    return rows[2:]
+
+
+def _number(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else str(value)
 
 
 def test_every_figure_in_docs_is_the_one_the_code_uses():
@@ -121,11 +147,68 @@ def test_every_figure_in_docs_is_the_one_the_code_uses():
     for name in ("h100", "b200"):
         figures = {f.name: f for f in machine_spec(name).figures}
         assert set(documented[name]) == set(figures), name
-        for fname, (value, source) in documented[name].items():
+        for fname, cells in documented[name].items():
             f = figures[fname]
-            assert (round(f.value, 4), f.source) == (value, source), (name, fname)
+            assert cells == [_number(f.value), f.unit, f.source, f.place,
+                             "yes" if f.estimate else "", f.note], (name, fname)
             assert f.source in SOURCES
             assert f.place or f.source == "derived" or f.estimate or f.note, (name, fname)
+
+
+def test_fa4_parameter_table_gives_the_kernels_defaults_and_launch():
+    rows = _table("### Kernel parameters taken from FA4's source")
+    spec = kernel_spec("fa4-fwd")
+    params = {p.name: p for p in spec.params}
+    documented = {r[0].strip("`"): r[1].strip("`") for r in rows if r[0].startswith("`")}
+    # Every parameter of FA4's own (the tile parameters are the attention kernels' shared ones).
+    assert set(documented) == set(params) - {p.name for p in tile_params(128, 128, 4)}
+    for name, default in documented.items():
+        assert default == str(params[name].default), name
+    # The launch: the 4-warp groups' limits, then the single warps' (one warpgroup, one limit).
+    groups = machine_spec("b200").groups
+    limits = [g.reg_limit for g in groups if g.warps == 4] + \
+        sorted({g.reg_limit for g in groups if g.warps < 4})
+    assert next(r[1] for r in rows if r[0] == "launch") == " / ".join(map(str, limits))
+
+
+def _inventory(cell: str) -> tuple[list[tuple[str, int, int]], str]:
+    """"`a`, `b` 4 warps / 240, `w1`-`w3` 1 warp / 32 (`w3` variable latency)" ->
+    ([(name, warps, registers), ...], the variable-latency group)."""
+    groups = []
+    for names, warps, regs in re.findall(r"((?:`\w+`(?:, |-))*`\w+`) (\d+)(?: warps?)? / (\d+)",
+                                         cell):
+        listed = re.findall(r"`(\w+)`", names)
+        if "`-`" in names:
+            (prefix, lo), (_, hi) = (re.fullmatch(r"(\D+)(\d+)", n).groups() for n in listed)
+            listed = [f"{prefix}{i}" for i in range(int(lo), int(hi) + 1)]
+        groups += [(n, int(warps), int(regs)) for n in listed]
+    return groups, re.search(r"\(`(\w+)` variable latency\)", cell)[1]
+
+
+def _registers(cell: str) -> int:
+    """"128 x (24 + 240 + 240) = 64512": the stated total, checked against its sum."""
+    expression, total = cell.split(" = ")
+    assert re.fullmatch(r"[\d ()+x]+", expression)
+    assert eval(expression.replace(" x ", " * ")) == int(total), cell
+    return int(total)
+
+
+def test_inventory_table_gives_each_machines_published_and_neutral_groups():
+    rows = _table("## What a machine is")
+    assert rows and [r[0] for r in rows if "inventory" in r[0] or "registers" in r[0]] == [
+        "published inventory (default)", "registers at those limits",
+        "neutral inventory (`inventory=neutral`)", "registers at those limits"]
+    rows = [r for r in rows if "inventory" in r[0] or "registers" in r[0]]
+    for column, name in ((1, "h100"), (2, "b200")):
+        spec = machine_spec(name)
+        cell = [r[column] if r[column] != "the same" else r[1] for r in rows]
+        published = _inventory(cell[0])
+        assert published == ([(g.name, g.warps, g.reg_limit) for g in spec.groups],
+                             spec.variable_latency_group), name
+        assert _registers(cell[1]) == check_inventory(spec.groups), name
+        assert _inventory(cell[2]) == ([(g.name, g.warps, g.reg_limit) for g in spec.neutral],
+                                       NEUTRAL_VL), name
+        assert _registers(cell[3]) == check_inventory(spec.neutral), name
 
 
 def test_machines_json_lists_every_cost_with_its_figures_sources_and_places(capsys):
@@ -316,6 +399,21 @@ def test_conservative_normalization_maps_valid_schedules_to_valid_raw_ones(raw, 
     violations = verify(raw, n.denormalize(schedule))
     if n.conservative:
         assert violations == []
+
+
+LIBRARY_KERNELS = [("fa3-fwd", "h100", {}), ("fa3-fwd", "h100", {"subtiles": 2}),
+                   ("fa4-fwd", "b200", {}),
+                   *((k, m, p) for k in ("fa-bwd", "gemm") for m in ("h100", "b200")
+                     for p in ({}, {"subtiles": 2}))]
+
+
+@pytest.mark.parametrize("kernel, machine, params", LIBRARY_KERNELS)
+def test_no_library_kernel_loses_a_cost_at_u_300(kernel, machine, params):
+    """docs/machines.md: Meta saw many small costs normalized to 0 at U = 300; the library's
+    kernels lose none there and have no unsafe cost."""
+    n = normalize(build(kernel, machine, **params), 300, CBC)
+    assert (n.warnings, n.unsafe) == ((), ())
+    assert min(n.mapping.values()) >= 1
 
 
 def test_registry_solver_uses_a_registered_backend(fa_model):

@@ -385,7 +385,7 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
         except (limits.TimeUp, KeyboardInterrupt) as stop:
             return _stopped(model, cons, known, backend, options, stop, stage, started, chosen)
         outcome = attrs.evolve(outcome, notes=(*chosen, *([unit_note] if unit_note else []),
-                                           *outcome.notes))
+                                           *outcome.notes, *_pick(outcome, method, options)))
         comparison = None
         if options.paper_search and outcome.schedule is not None and not limits.interrupted():
             proven = relaxation.outcome.lower_bound \
@@ -505,6 +505,20 @@ def _carried(first: Outcome, second: Outcome) -> Outcome:
                         seconds=first.seconds + second.seconds,
                         interrupted=first.interrupted or second.interrupted,
                         notes=first.notes + second.notes)
+
+
+PICK_NOTE = ("one optimum among possibly many (the solver's pick); --tie-break groups "
+             "--tie-break cross_edges gives a canonical one")
+
+
+def _pick(outcome: Outcome, method: str, options: Options) -> tuple[str, ...]:
+    """The note that an optimum's roles are the solver's pick: said when the exact search's
+    optimum uses more than one warp group and no tie-breaker chose among the optima."""
+    s = outcome.schedule
+    if method != "exact" or options.tie_breakers or not outcome.optimal or s is None or \
+            len(set(s.group.values())) < 2:
+        return ()
+    return (PICK_NOTE,)
 
 
 def _chosen(options: Options, strategy: str, backend: str) -> tuple[str, ...]:

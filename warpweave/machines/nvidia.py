@@ -50,7 +50,9 @@ def common_figures(measured_here: bool) -> list[Figure]:
                place="Compute Capabilities, Shared Memory: 32 banks, each 32 bits per clock"),
         Figure("mufu_per_clk", 16, "ops/clk/SM", "cuda-guide",
                note="FA3 quotes 3.9 TFLOPS of special functions on H100 SXM5 "
-                    "(= 16 x 132 SMs x 1.83 GHz)",
+                    "(= 16 x 132 SMs x 1.83 GHz); also the exp2 latency (1024 per 128x128), "
+                    "where Meta's B200 chain measured 1140 from issue to result "
+                    "(NVLatencyModel.cpp:477; docs/machines.md, Known limits)",
                place=f"{CUDA_THROUGHPUT}: base-2 exponential, cc 9.0 and 10.0"),
         Figure("fp32_lanes", 128, "FMA/clk/SM", "cuda-guide",
                place=f"{CUDA_THROUGHPUT}: 32-bit floating-point add, multiply, multiply-add"),
