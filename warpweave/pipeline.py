@@ -340,12 +340,15 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
                 else options.max_stages
             reach = max(known.lower, -(-known.min_length // s_max))
             method, chose = choose_method(model, options.method)
-            # `auto`: the exact search in raw cycles (its answer is then optimal in cycles, and
-            # measured side by side it costs about 1.1-1.6x the time of 16-38-cycle units,
-            # which lose real cycles: benchmarks/README.md); the scalable methods (tables of I
-            # slots) in raw cycles up to SCALABLE_RAW_UP_TO, in units above.
-            raw = options.normalize == "auto" and (method == "exact" or
-                                                    known.lower <= SCALABLE_RAW_UP_TO)
+            # `auto`: the exact search in raw cycles where the problem does not grow with them
+            # (an encoding without literals per cycle, a backend with integers: its answer is
+            # then optimal in cycles, and measured side by side it costs about 1.1-1.6x the
+            # time of 16-38-cycle units, which lose real cycles: benchmarks/README.md), else in
+            # units; the scalable methods (tables of I slots) in raw cycles up to
+            # SCALABLE_RAW_UP_TO, in units above.
+            raw = options.normalize == "auto" and (
+                _raw_exact(options.encoding, backend) if method == "exact"
+                else known.lower <= SCALABLE_RAW_UP_TO)
             norm, unit_note = (None, None) if raw else \
                 normalized_as(model, options.normalize, reach)
             solved = norm.model if norm else model
@@ -402,6 +405,17 @@ def _solve_once(model: Model, options: Options, progress: Callable[[Attempt], No
                            for v in c.check(model, schedule, semantics=options.semantics))
     return Run(model, solved, relaxation, norm, outcome, schedule, violations, comparison,
                known, options.semantics, method, scaled)
+
+
+def _raw_exact(encoding: str, backend: str) -> bool:
+    """Does `auto` keep the exact search in raw cycles: an encoding whose size does not grow
+    with cycle counts (`cycle_free`: the integer encoding) on a backend with native integers
+    (the SAT backends order-encode them, one literal per value)?"""
+    from warpweave.backends.base import INTEGERS
+    from warpweave.core.registry import ENCODINGS
+    from warpweave.core.registry import backend as make_backend
+    return getattr(ENCODINGS.get(encoding), "cycle_free", False) and \
+        INTEGERS in make_backend(backend).capabilities
 
 
 def fit_plan(run: Run, solve: Callable[[Model, int], Run]) -> Run:

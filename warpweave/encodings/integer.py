@@ -42,6 +42,7 @@ Terms = list[tuple[int, Any]]
 class IntegerEncoding(View):
     name = "integer"
     variable_interval = True  # accepts interval=(lo, hi): I as a variable
+    cycle_free = True  # nothing per cycle: raw cycle counts cost no more than units
 
     def __init__(self, model: Model, I: int, S: int,  # noqa: E741
                  constraints: Sequence[Constraint], min_length: int = 1, symmetry: bool = True,

@@ -62,6 +62,9 @@ class View:
     """Base of every encoding: all but how start times, lengths and lifetimes are represented."""
 
     name: ClassVar[str] = ""
+    # True when the problem's size does not grow with cycle counts (no literal per cycle), so
+    # that `--normalize auto` solves in raw cycles (with a backend that has integers natively).
+    cycle_free: ClassVar[bool] = False
 
     def __init__(self, model: Model, I: int, S: int,  # noqa: E741
                  constraints: Sequence[Constraint], min_length: int = 1,

@@ -46,7 +46,7 @@ def test_the_machine_states_its_hardware(gemm):
 @pytest.mark.parametrize("backend, encoding", [("highs", "integer"), ("z3", "integer"),
                                                ("sat", "compact")])
 def test_every_family_finds_the_same_optimum(gemm, solved, backend, encoding):
-    # I is the vector-memory path's ResMII, so proven in raw cycles (L only in normalized units)
+    # I is the vector-memory path's ResMII: proven in raw cycles whatever the units solved in
     assert solved.claim["I_optimal"] and solved.I == 3948
     other = ww.solve(gemm, backend=backend, encoding=encoding)
     assert (other.I, other.claim["I_optimal"]) == (solved.I, True)
