@@ -42,6 +42,17 @@ def test_kernel_like_models(case):
     assert greedy.ok and greedy.rate >= Fraction(1, s.I)
 
 
+def test_too_few_iterations_say_so_instead_of_a_rate(fa_model):
+    """With fewer iterations than the warm-up and cool-down leave, no rate is measured: the
+    verdicts say so in words, never print `None` as a rate."""
+    s = load_schedule(EXAMPLES / "fa-simplified.schedule.json", fa_model)
+    p = lower(fa_model, s)
+    for pace in ("schedule", "greedy"):
+        r = simulate(fa_model, s, p, 2, pace=pace)
+        assert r.rate is None and "None" not in r.verdict() + r.gap()
+        assert "no steady rate" in r.verdict() and "no steady rate" in r.gap()
+
+
 def test_jitter_changes_timing():
     m, s = hopper_case()
     p = lower(m, s)

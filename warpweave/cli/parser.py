@@ -381,12 +381,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="write the model to this file (.json or .toml)")
 
     p = _sub(sub, "bench", "benchmark backends, encodings and the heuristic on suites",
-             "Run every case of the SUITEs (kernels, meta, hatschet, random, scale; or model "
-             "files, or "
-             "kernels as name[@machine]) under every configuration, each in a worker process "
-             "killed at the hard limit; write JSON lines and print a markdown report with time "
-             "ratios measured in the same run, agreement across configurations and the "
-             "heuristic's gap. Exit 0, or 1 when configurations disagree (a bug).",
+             "Run every case of the SUITEs (kernels, meta, meta-ddg, hatschet, hatschet-all, "
+             "random, scale; or model files, or kernels as name[@machine]) under every "
+             "configuration, each in a worker process killed at the hard limit; write JSON "
+             "lines and print a markdown report with time ratios measured in the same run, "
+             "agreement across configurations and the heuristic's gap. Exit 0, or 1 when "
+             "configurations disagree (a bug).",
              json_help="print the records as JSON instead of the markdown report")
     p.add_argument("targets", nargs="*", metavar="SUITE", help="suites, model files or kernels "
                    "(default: kernels)")

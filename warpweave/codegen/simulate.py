@@ -125,7 +125,9 @@ class SimResult:
             return None
         top = sorted(self.stalls.items(), key=lambda kv: -kv[1])[:3]
         why = ", ".join(f"{k} {v} cycles" for k, v in top) or "no stall recorded"
-        return f"rate {self.rate} < 1/I = {self.target}: stalls {why}"
+        rate = (f"no steady rate measured (1/I = {self.target})" if self.rate is None
+                else f"rate {self.rate} < 1/I = {self.target}")
+        return f"{rate}: stalls {why}"
 
     def verdict(self) -> str:
         """One line: what was checked and whether it held (with the reason when it did not)."""
@@ -137,12 +139,15 @@ class SimResult:
             if self.realizes:
                 return "ok: the program realizes the schedule (1/I, no op late)"
             what = []
-            if self.rate != self.target:
+            if self.rate is None:
+                what.append(f"no steady rate measured (1/I = {self.target})")
+            elif self.rate != self.target:
                 what.append(f"rate {self.rate} misses 1/I = {self.target}")
             if self.late:
                 what.append(f"{self.late} op(s) issued late, first {self.first_late}")
             return "FAILED: " + "; ".join(what)
-        reach = ("it reaches 1/I" if self.rate is not None and self.rate >= self.target
+        reach = ("no steady rate: too few iterations finished to measure one"
+                 if self.rate is None else "it reaches 1/I" if self.rate >= self.target
                  else f"{self.rate}, below 1/I = {self.target}")
         why = []
         if self.jitter:
