@@ -405,9 +405,9 @@ def cmd_backends(args) -> int:
 
 
 def cmd_sweep(args) -> int:
+    from warpweave.charts import check_path
     from warpweave.kernels import kernel_spec
     from warpweave.sweeps.grid import parse_axes
-    from warpweave.sweeps.plot import check_path
     if args.plot:  # before the sweep, not after it
         check_path(args.plot)
     params = parse_axes(kernel_spec(args.kernel), args.param)

@@ -13,14 +13,13 @@ import os
 from collections.abc import Sequence
 from html import escape
 
+from warpweave.charts import check_path, document, frame, save, span
 from warpweave.errors import InputError
-from warpweave.outputs import output_file, replacing, write
 from warpweave.sweeps.run import Sweep
 
 # (record field, axis label, divisor)
 PANELS = (("regs_peak", "registers held at the loop's peak (per CTA)", 1),
           ("smem_peak", "shared memory held at the loop's peak (KiB per CTA)", 1024))
-SUFFIXES = (".svg", ".png")
 
 
 def front(points: Sequence[tuple[float, float]]) -> list[int]:
@@ -46,29 +45,13 @@ def _series(sweep: Sweep, resource: str, unit: int
     return labels, [(r.record[resource] / unit, r.throughput.per_cycle) for r in rows]
 
 
-def check_path(path: str | os.PathLike) -> None:
-    """The plot's file, checked before the sweep runs."""
-    output_file(path, "--plot", SUFFIXES)
-
-
 def plot(sweep: Sweep, path: str | os.PathLike) -> str:
     """Write the front to `path` (.svg or .png); returns how it was made.  InputError for a
     PNG without matplotlib, or a sweep with no schedule to plot."""
     check_path(path)
     if not any(r.throughput for r in sweep.rows):
         raise InputError("no point has a schedule: nothing to plot", ("--plot",), str(path))
-    if str(path).endswith(".png"):
-        try:
-            import matplotlib
-        except ImportError:
-            raise InputError("PNG needs matplotlib (pip install 'warpweave[png]'); .svg does "
-                             "not", ("--plot",), str(path)) from None
-        matplotlib.use("Agg")
-        with replacing(path, "--plot") as tmp:
-            _png(sweep, tmp)
-        return "drawn by matplotlib"
-    write(path, svg(sweep), "--plot")
-    return "written directly"
+    return save(path, lambda: svg(sweep), lambda tmp: _png(sweep, tmp))
 
 
 def _title(sweep: Sweep) -> str:
@@ -79,23 +62,17 @@ def svg(sweep: Sweep) -> str:
     """The two panels as an SVG document."""
     pw, ph, margin = 440, 320, 70
     width, height = 2 * (pw + margin) + 20, ph + 2 * margin + 20
-    out = [f'<svg xmlns="http://www.w3.org/2000/svg" width="{width}" height="{height}" '
-           'font-family="sans-serif" font-size="11">',
-           f'<rect width="{width}" height="{height}" fill="white"/>',
-           f'<text x="{margin}" y="22" font-size="14">{escape(_title(sweep))}</text>']
+    out = document(width, height, _title(sweep))
     for k, (resource, axis, unit) in enumerate(PANELS):
         labels, pts = _series(sweep, resource, unit)
         x0, y0 = margin + k * (pw + margin), margin
-        out.append(f'<rect x="{x0}" y="{y0}" width="{pw}" height="{ph}" fill="none" '
-                   'stroke="#999"/>')
-        out.append(f'<text x="{x0 + pw / 2}" y="{y0 + ph + 40}" text-anchor="middle">'
-                   f'{escape(axis)}</text>')
+        out += frame(x0, y0, pw, ph, axis)
         if not pts:
             out.append(f'<text x="{x0 + 10}" y="{y0 + 20}">no figures</text>')
             continue
         xs, ys = [p[0] for p in pts], [p[1] for p in pts]
-        xlo, xhi = _span(xs)
-        ylo, yhi = _span(ys)
+        xlo, xhi = span(xs)
+        ylo, yhi = span(ys)
 
         def at(x: float, y: float, x0=x0, y0=y0, xlo=xlo, xhi=xhi, ylo=ylo, yhi=yhi):
             return (x0 + 10 + (x - xlo) / (xhi - xlo) * (pw - 20),
@@ -123,12 +100,6 @@ def svg(sweep: Sweep) -> str:
                        f'fill="{"#000" if on else "#888"}">{escape(label)}</text>')
     out.append("</svg>")
     return "\n".join(out) + "\n"
-
-
-def _span(values: Sequence[float]) -> tuple[float, float]:
-    lo, hi = min(values), max(values)
-    pad = (hi - lo) * 0.08 or max(1.0, abs(hi) * 0.05)
-    return lo - pad, hi + pad
 
 
 def _png(sweep: Sweep, path: os.PathLike) -> None:
