@@ -460,11 +460,16 @@ def cmd_bench(args) -> int:
         select,
     )
     from warpweave.bench.configs import SUITE_DEFAULTS
+    from warpweave.bench.csvfile import csv_text
+    from warpweave.bench.plot import plot
+    from warpweave.charts import check_path
     from warpweave.defaults import NORMALIZE
     from warpweave.pipeline import normalization
-    for dest in ("out", "markdown"):  # before the run, not after it
+    for dest in ("out", "markdown", "csv"):  # before the run, not after it
         if getattr(args, dest):
             output_file(getattr(args, dest), "--" + dest)
+    if args.plot:
+        check_path(args.plot)
     if args.report:
         header, records = read_results(args.report)
     else:
@@ -509,6 +514,12 @@ def cmd_bench(args) -> int:
     if args.markdown:
         write(args.markdown, text, "--markdown")
     Output(args).report(lambda: {"header": header, "records": records}, lambda: text.rstrip("\n"))
+    if args.csv:
+        write(args.csv, csv_text(records), "--csv")
+    if args.plot:
+        drawn = plot(header, records, args.plot)
+        if not args.quiet:
+            print(f"warpweave bench: wrote {args.plot} ({drawn})", file=sys.stderr)
     bad = disagreements(records)
     for x in bad:
         print(f"warpweave bench: DISAGREEMENT (a bug): {x}", file=sys.stderr)

@@ -420,7 +420,15 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--limit", type=int, help="at most N cases per suite, spread over its sizes")
     p.add_argument("--out", help="write the records here as JSON lines")
     p.add_argument("--markdown", metavar="FILE", help="also write the report here")
-    p.add_argument("--report", metavar="FILE", help="run nothing: the report of a results file")
+    p.add_argument("--csv", metavar="FILE", help="also write the records as CSV, one row per "
+                   "case and configuration and repeat: suite, case, ops, config, status, I, L, "
+                   "lower bound, optimal, seconds (wall, first schedule, best I, build), cycles "
+                   "per unit")
+    p.add_argument("--plot", metavar="FILE", help="also draw wall time (log scale) per case "
+                   "and against graph size (ops), one series per configuration, runs that "
+                   "decided nothing hollow at the timeout: .svg, or .png with matplotlib")
+    p.add_argument("--report", metavar="FILE", help="run nothing: the report of a results file "
+                   "(with --csv, --plot: those of it)")
     p.add_argument("--data", metavar="DIR", help="the benchmarks directory (default: the one "
                    "beside the package)")
     p.add_argument("--normalize", default=defaults.NORMALIZE, metavar="HOW,...",
