@@ -19,7 +19,8 @@ COLUMNS = ("suite", "case", "ops", "edges", "config", "backend", "encoding", "se
            "normalize", "method", "repeat", "status", "optimal", "I", "L", "I_units", "L_units",
            "scale", "stages", "lower_bound", "raw_lower_bound", "gap", "raw_valid",
            "wall_seconds", "first_schedule_seconds", "best_I_seconds", "encode_seconds",
-           "build_seconds", "solve_seconds", "calls", "error", "notes")
+           "build_seconds", "solve_seconds", "calls", "variables", "constraints", "solver",
+           "error", "notes")
 
 
 def csv_text(records: Iterable[dict]) -> str:

@@ -159,17 +159,16 @@ def _worker(case: Case, config: Config, settings: Settings, conn) -> None:
     """Build, warm up, run, report; every failure becomes an `error` message."""
     try:
         model = case.load()
+        started = {"ops": len(model.ops), "edges": len(model.edges)}
         if config.heuristic:
             from warpweave.core import heuristic  # noqa: F401  (imported before the clock)
         elif config.method == "gaus":
             import torch  # noqa: F401  (imported before the clock)
-        elif config.method == "lns":
+        else:  # imports the solver package before the clock, and records which version it is
             from warpweave.core.registry import backend
-            backend("cpsat").version()
-        else:
-            from warpweave.core.registry import backend
-            backend(config.backend).version()  # imports the solver package
-        conn.send(("started", {"ops": len(model.ops), "edges": len(model.edges)}))
+            name = "cpsat" if config.method == "lns" else config.backend
+            started["solver"] = f"{name} {backend(name).version()}"
+        conn.send(("started", started))
         if config.heuristic:
             record = _heuristic(model, settings, case.without)
         else:
@@ -219,6 +218,9 @@ def _solve(model: Model, config: Config, settings: Settings, progress,
             "build_seconds": round(sum(a.build_seconds for a in attempts), 4),
             "solve_seconds": round(sum(a.solve_seconds for a in attempts), 4),
             "calls": len(attempts), "claim": run.claim(), "notes": list(o.notes),
+            # the largest question asked, as stated in the IR
+            "variables": max((a.variables or 0 for a in attempts), default=None),
+            "constraints": max((a.constraints or 0 for a in attempts), default=None),
             "method": run.method, "gap": _gap(o.schedule, o.lower_bound),
             "raw_lower_bound": run.raw_bounds.lower if run.raw_bounds else None,
             "first_schedule_seconds": _rounded(found.get("first")),

@@ -47,6 +47,9 @@ class Attempt:
     # The lowest stage count of an answer that covers S = stages_from..S at once: the stage
     # counts too short for the longest path, recorded in one answer however many they are.
     stages_from: int | None = None
+    # The question's size as stated in the IR (benchmarks report it beside the time).
+    variables: int | None = None
+    constraints: int | None = None
 
     def rules_out(self) -> tuple[tuple[int, int], tuple[int, int]] | None:
         """The cases this answer shows to have no schedule at any length of their stage count:

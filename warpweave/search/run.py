@@ -106,7 +106,8 @@ class Run:
         self.record(attrs.evolve(
             question, I=found_i, status=status, seconds=time.perf_counter() - tick,
             L=schedule.L if schedule else None, encode_seconds=encoded,
-            build_seconds=result.build_seconds, solve_seconds=result.solve_seconds))
+            build_seconds=result.build_seconds, solve_seconds=result.solve_seconds,
+            variables=len(view.problem.vars), constraints=len(view.problem.constraints)))
         return Answer(status, schedule, view, result)
 
     def ask(self, I: int, S: int, cons: Sequence[Constraint], phase: str,  # noqa: E741
