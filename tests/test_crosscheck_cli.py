@@ -12,7 +12,7 @@ from warpweave.core.verify import verify
 from warpweave.encodings.compact import CompactEncoding
 from warpweave.ir import Problem
 
-from .conftest import EXAMPLES
+from .conftest import EXAMPLES, ROOT
 
 FA = str(EXAMPLES / "fa-simplified.json")
 
@@ -109,6 +109,23 @@ def test_a_rejected_schedule_is_reported_with_its_ir(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "DISAGREEMENT: sat/forgetful: sat:maplechrono/totalizer/best/forgetful returned a " \
         "schedule the verifier rejects at I=2, S=4: capacity" in text
+    assert any(p.name.startswith("warpweave-bug-") for p in out.iterdir())
+
+
+def test_the_planted_wrap_bug_is_caught_on_issue_13s_model(tmp_path, capsys):
+    """Issue 13's encoding bug, planted (an op's run counted once however often it wraps the I
+    slots): on two 5-cycle ops on a unit of capacity 3, `crosscheck` reports the schedule at
+    I = 4 that the verifier rejects, where the integer encoding agrees with the oracle (I = 5)."""
+    from .test_encodings import WrapsOnce
+    ENCODINGS.add("wraps-once", WrapsOnce)
+    model = str(ROOT / "tests" / "models" / "loop" / "long-ops-capacity-3.json")
+    out = tmp_path / "replay"
+    assert main(["crosscheck", model, "--backends", "cpsat", "--encodings",
+                 "integer,wraps-once", "--oracle", "--out", str(out)]) == 1
+    text = capsys.readouterr().out
+    assert "cpsat/wraps-once: cpsat:workers=1/wraps-once returned a schedule the verifier " \
+        "rejects at I=4" in text and "capacity: unit u slot 0: 4 > capacity 3" in text
+    assert "DISAGREEMENT: cpsat/integer" not in text
     assert any(p.name.startswith("warpweave-bug-") for p in out.iterdir())
 
 
