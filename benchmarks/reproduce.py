@@ -146,20 +146,25 @@ def _roles_text(roles: dict) -> str:
 
 
 def print_results(rows: list[dict]) -> None:
-    print("| case | lower bound (cycles) | unit | I (units) | I (cycles) | L (cycles) | S "
-          "| groups / warps | status (units) | raw cycles | wall s | CPU s | calls |")
-    print("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    """The solve table; the unit columns only when some case was solved in units (a raw-cycle
+    search, the default, proves I and L in cycles: its unit is 1)."""
+    rows = [r for r in rows if r["config"] == "default"]
+    units = any(r["scale"] != 1 for r in rows)
+    unit_head = "unit | I (units) | " if units else ""
+    print(f"| case | lower bound (cycles) | {unit_head}I (cycles) | L (cycles) | S "
+          f"| groups / warps | status{' (units)' if units else ''} | raw cycles | wall s | CPU s "
+          "| calls |")
+    print("|---" * (13 if units else 11) + "|")
     for r in rows:
-        if r["config"] != "default":
-            continue
         raw = "valid" if not r["raw_violations"] else f"{r['raw_violations']} violations"
-        print(f"| {r['case']} | {r['raw_lower']} | {r['scale']} | {r.get('I_units', '-')} "
-              f"| {r.get('I', '-')} | {r.get('L', '-')} | {r.get('S', '-')} "
+        unit_cells = f"{r['scale']} | {r.get('I_units', '-')} | " if units else ""
+        print(f"| {r['case']} | {r['raw_lower']} | {unit_cells}"
+              f"{r.get('I', '-')} | {r.get('L', '-')} | {r.get('S', '-')} "
               f"| {r.get('groups', '-')} / {r.get('warps', '-')} | {r['status']} | {raw} "
               f"| {r['wall']} | {r['cpu']} | {r['calls']} |")
     print()
     for r in rows:
-        if r["config"] == "default" and "roles" in r:
+        if "roles" in r:
             print(f"- **{r['case']}** (the solver's pick): {_roles_text(r['roles'])}")
     print()
 

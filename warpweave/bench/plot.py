@@ -1,7 +1,7 @@
 """Plots of a benchmark run (`warpweave bench --plot`): wall time per case per configuration,
 and wall time against the graph's size, two panels one above the other.
 
-Both panels put wall seconds on a log axis: (a) the cases along x, sorted by suite and name;
+Both panels put wall seconds on a log axis: (a) the cases along x, by suite, size and name;
 (b) the size in ops along x, on a log axis when the sizes span a factor of 10 or more.  Each
 configuration is one series, one colour and marker, in the run's order.  Of several repeats,
 the run the report shows (the median wall time, `summary.collapse`).  A run that decided
@@ -61,6 +61,13 @@ def points(header: dict, records: Sequence[dict]) -> list[Point]:
 def series(header: dict, pts: Sequence[Point]) -> list[str]:
     """The configurations drawn: the run's in its order, then any other the records name."""
     return list(dict.fromkeys([*header.get("configs", []), *(p.config for p in pts)]))
+
+
+def case_order(pts: Sequence[Point]) -> list[str]:
+    """The cases along panel (a): by suite, then size (ops), then name - so random-5 comes
+    before random-10."""
+    size = {p.case: p.ops or 0 for p in pts}
+    return sorted(size, key=lambda c: (c.split("/", 1)[0], size[c], c))
 
 
 def plot(header: dict, records: Sequence[dict], path: str | os.PathLike) -> str:
@@ -143,7 +150,7 @@ def svg(header: dict, pts: Sequence[Point], title: str) -> str:
     (`class="series"`, `data-panel` case or size, `data-config` its label) of markers, `class`
     done or limit (hollow); the timeout a dashed line (`class="timeout"`)."""
     labels = series(header, pts)
-    cases = sorted({p.case for p in pts})
+    cases = case_order(pts)
     sized = [p for p in pts if p.ops]
     timeout = header.get("timeout")
     times = [p.seconds for p in pts] + ([timeout] if timeout else [])
@@ -222,7 +229,7 @@ def _tip(p: Point) -> str:
 def _png(header: dict, pts: Sequence[Point], title: str, path: os.PathLike) -> None:
     """The same panels drawn by matplotlib."""
     import matplotlib.pyplot as plt
-    cases = sorted({p.case for p in pts})
+    cases = case_order(pts)
     timeout = header.get("timeout")
     log = _sizes_are_wide([p for p in pts if p.ops])
     fig, (a, b) = plt.subplots(2, 1, figsize=(max(8.0, 3 + 0.2 * len(cases)), 9))
