@@ -179,8 +179,22 @@ def test_heuristic_column(tiny):
     assert r["status"] == "feasible" and r["optimal"] is False and r["raw_valid"]
     assert r["I_units"] >= 2
     rows = heuristic_rows([*records, r])
-    assert rows[0]["optimal_I"] == 2 and rows[0]["ratio"] == r["I_units"] / 2
+    assert rows[0]["optimal_I"] == 2 and rows[0]["ratio"] == r["I"] / 2
     assert disagreements([*records, r]) == []
+
+
+def test_the_heuristic_is_compared_in_raw_cycles():
+    """The exact search in raw cycles, the heuristic and a search in units of 16: the ratio is
+    taken on raw cycles against the raw proof (1024 / 1024, not 64 units / 1024 cycles), and a
+    proof in units (1040) never stands for the optimum where a raw one exists."""
+    def record(config, I, scale, status):  # noqa: E741
+        return {"suite": "kernels", "case": "k", "config": config, "status": status, "I": I,
+                "I_units": I // scale, "scale": scale, "wall_seconds": 1.0}
+    rows = heuristic_rows([record("cpsat/integer minimize normalize=units", 1040, 16, "optimal"),
+                           record("cpsat/integer minimize", 1024, 1, "optimal"),
+                           record("heuristic", 1024, 16, "feasible")])
+    assert rows == [{"suite": "kernels", "case": "k", "optimal_I": 1024, "heuristic_I": 1024,
+                     "heuristic_seconds": 1.0, "ratio": 1.0}]
 
 
 # ---------------------------------------------------------------------------------------------
