@@ -246,8 +246,12 @@ def _png(header: dict, pts: Sequence[Point], title: str, path: os.PathLike) -> N
     a.set_xticks(range(len(cases)), cases, rotation=60, ha="right", fontsize=7)
     a.set_xlabel("(a) case")
     b.set_xlabel(f"(b) graph size (ops{', log scale' * log})")
-    if log:
+    if log:  # sizes as plain numbers; the minor ticks unlabelled (they overlapped)
+        from matplotlib.ticker import LogLocator, NullFormatter, ScalarFormatter
         b.set_xscale("log")
+        b.xaxis.set_major_locator(LogLocator(base=10, subs=(1.0, 2.0, 5.0)))
+        b.xaxis.set_major_formatter(ScalarFormatter())
+        b.xaxis.set_minor_formatter(NullFormatter())
     for ax in (a, b):
         ax.set_yscale("log")
         ax.set_ylabel("wall seconds (log scale)")
