@@ -5,7 +5,8 @@ loads (variable latency, no incoming data edge) into shallow shared-memory rings
 declared by an anti-dependence (the reader -> load order edge at distance 1-3) within a memory of
 1-4 tiles - and a consumer warp group whose async MMA chain feeds one to three readers at
 different delays, sometimes through a loop-carried accumulator.  Each model is solved by a backend
-(drawn among the families: CP-SAT with I a variable, SAT and a MIP sweeping I, an SMT solver);
+(drawn among every family: CP-SAT with I a variable; SAT, HiGHS, CBC, z3, cvc5 and yices
+sweeping I, on the compact or the integer encoding);
 every schedule it returns is lowered and simulated.  With fixed latencies and the schedule's
 pacing the program must run at exactly 1/I with no op issued late; it must hold the model's
 buffer depths (no ring deeper than the anti-dependence that declares it); and with randomized
@@ -32,7 +33,9 @@ from .test_codegen_simulate import slowest_reader_waits
 # (backend, encoding, search) of each family; the sweeps decide one I at a time.
 BACKENDS = [("cpsat", "integer", "minimize"), ("sat:cadical195/totalizer/best", "compact",
                                                  "sweep"),
-            ("highs", "compact", "sweep"), ("z3", "compact", "sweep")]
+            ("highs", "compact", "sweep"), ("cbc", "integer", "sweep"),
+            ("z3", "compact", "sweep"), ("cvc5", "integer", "sweep"),
+            ("yices", "compact", "sweep")]
 
 
 @st.composite
