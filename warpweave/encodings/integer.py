@@ -72,6 +72,8 @@ class IntegerEncoding(View):
         self._order: dict[tuple[Any, int], LitOrConst] = {}
         self._prec: dict[tuple[str, str, int, int], LitOrConst] = {}
         self._slots: dict[str, dict[int, LitOrConst]] = {}
+        # live_at_issue per (value, point): every group's register limit asks the same ones
+        self._live: dict[tuple[Lifetime, tuple[str, int] | None], LitOrConst] = {}
         if self.i_var is None:
             p.minimize([(1, self._length)])
             return
@@ -348,12 +350,14 @@ class IntegerEncoding(View):
 
     def live_at_issue(self, x: Lifetime, c: tuple[str, int] | None) -> LitOrConst:
         """Value x is live when instance c issues (at t = 0 if c is None) (rule 4): issued no
-        later, and some use not done by then (issued, plus its hold, after)."""
-        issued = True if x.copy < 0 else self._precedes((x.op, x.copy), c)
-        if x.to_end:
-            return issued
-        return self.conj([issued, self.disj([neg(self._precedes((u, j), c, h))
-                                             for u, j, h in x.uses])])
+        later, and some use not done by then (issued, plus its hold, after).  Cached: the
+        literals are cached below it too, so this only saves building them again."""
+        key = (x, c)
+        if key not in self._live:
+            issued = True if x.copy < 0 else self._precedes((x.op, x.copy), c)
+            self._live[key] = issued if x.to_end else self.conj(
+                [issued, self.disj([neg(self._precedes((u, j), c, h)) for u, j, h in x.uses])])
+        return self._live[key]
 
     def live_points(self, values: Sequence[Lifetime]) -> list[tuple[str, int] | None]:
         """The issue of each copy (checkpoints) and t = 0 if values enter the loop."""
