@@ -42,7 +42,7 @@ def neg(x: LitOrConst) -> LitOrConst:
     return (not x) if isinstance(x, bool) else ~x
 
 
-@attrs.frozen
+@attrs.frozen(cache_hash=True)  # a key of the encodings' caches, hashed often
 class Lifetime:
     """A value a limit weighs in one program: copy `copy` of op `op` (negative: a value
     entering the loop, live from t = 0), live until the last of its reads `uses` (op, copy,
@@ -78,6 +78,7 @@ class View:
         self.T = (S - 1) * I + self.L
         self.problem = Problem(f"{model.name}/I={I}/S={S}/{self.name}")
         self._aux: dict[tuple, LitOrConst] = {}
+        self._pairs: dict[tuple[LitOrConst, LitOrConst], LitOrConst] = {}
         self._on = {(op.name, g.name): self.problem.bool(f"on[{op.name},{g.name}]")
                     for op in model.ops for g in model.machine.warp_groups}
         for op in model.ops:  # A is a function: structural, not a rule one may drop
@@ -242,7 +243,7 @@ class View:
                 for w, x, cond in entries:
                     if issuer is not None:
                         cond = self.same_group(x.op, issuer)
-                    lit = self.implied_by([self.live_when(x, point), cond])
+                    lit = self._live_and(self.live_when(x, point), cond)
                     if lit is not False:
                         terms.append((w, lit))
                 when = True if issuer is None else self.on(issuer, group)
@@ -252,6 +253,14 @@ class View:
                 if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
                     stated.add(key)
                     self.problem.add_implies(when, terms + extra, "<=", rhs)
+
+    def _live_and(self, live: LitOrConst, cond: LitOrConst) -> LitOrConst:
+        """`implied_by([live, cond])`, cached per pair of literals: every group's limit asks
+        the same pairs again, and `implied_by`'s own cache key costs more to build."""
+        key = (live, cond)
+        if key not in self._pairs:
+            self._pairs[key] = self.implied_by([live, cond])
+        return self._pairs[key]
 
     def issuer(self, point) -> str | None:
         """The op that issues at `point` (one of `live_points`), or None: a point that is no
