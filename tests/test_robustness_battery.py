@@ -121,6 +121,10 @@ CASES = {
                                  m__json=model(edge(2, delay=10**9))),
     "distance 1e18": case(f"solve m.json {FAST}", 0, "proven optimal",
                           m__json=model(edge(2, distance=10**18))),
+    # found by the fuzzer: a count of 10^30 values in flight overflowed the verifier's range
+    "distance 1e30": case(f"solve m.json {FAST}", 2, "edges[2].distance = "
+                          "1000000000000000000000000000000: must be <= 1000000000000000000 "
+                          "iterations", m__json=model(edge(2, distance=10**30))),
     "capacity 1e18": case(f"solve m.json {FAST}", 0, "proven optimal",
                           m__json=model(machine(units={"tc": 10**18, "sfu": 1}))),
     "reg_limit 1e18": case(f"solve m.json {FAST}", 0, "proven optimal", m__json=model(

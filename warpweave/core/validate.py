@@ -1,8 +1,9 @@
 """Which models are well formed: names, references, ranges and sizes.  The first problem is
 raised as an InputError whose path names the offending key (`ops[3].rrt[0].tcc`).
 
-Sizes: a cost (an op's cycles, a delay, a spill cost) is at most MAX_COST cycles, and the
-reservation tables, which hold a row per cycle of an op, at most MAX_ROWS rows in all.  Beyond
+Sizes: a cost (an op's cycles, a delay, a spill cost) is at most MAX_COST cycles, an edge's
+distance at most MAX_DISTANCE iterations, and the reservation tables, which hold a row per
+cycle of an op, at most MAX_ROWS rows in all.  Beyond
 them a model is not a loop body in cycles (a unit mistake, or a latency in nanoseconds times a
 million), and the tool could not decide it in memory or in a solver's 64-bit integers anyway.
 """
@@ -18,6 +19,9 @@ from warpweave.errors import InputError
 
 MAX_COST = 10**9       # cycles, delays and spill costs (a second of a GPU's clock)
 MAX_ROWS = 2**20       # reservation-table rows, over all ops
+# iterations an edge reaches ahead: beyond it a count of the values in flight no longer fits a
+# machine integer (the verifier and the encodings count the values entering the loop)
+MAX_DISTANCE = 10**18
 COARSER = "give the costs in coarser units"
 
 
@@ -147,6 +151,9 @@ def check_edges(model: Model) -> None:
         _at_least(e.delay, 0, ("edges", i, "delay"))
         check_cost(e.delay, ("edges", i, "delay"))
         _at_least(e.distance, 0, ("edges", i, "distance"))
+        if e.distance > MAX_DISTANCE:
+            raise InputError(f"must be <= {MAX_DISTANCE} iterations", ("edges", i, "distance"),
+                             e.distance)
         if e.kind not in ("data", "order"):
             raise InputError('kind must be "data" or "order"', ("edges", i, "kind"), e.kind)
         _at_least(e.hold, 0, ("edges", i, "hold"))
