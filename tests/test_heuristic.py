@@ -249,24 +249,28 @@ def test_the_slot_indexes_find_exactly_the_ops_to_evict(m, monkeypatch):
     assert r.schedule is not None and len(calls) >= len(m.ops) and any(calls)
 
 
+class DeadlineAfter:
+    """Stands for `warpweave.limits` in IMS: the run's deadline (of `seconds`) passes after
+    `steps` scheduling steps; `steps` counts the checks made."""
+
+    def __init__(self, after: int, seconds: float):
+        self.after, self.seconds, self.steps = after, seconds, 0
+
+    def check(self):
+        from warpweave import limits
+        self.steps += 1
+        if self.steps > self.after:
+            raise limits.TimeUp(self.seconds)
+
+
 def test_the_runs_deadline_stops_one_ims_pass(monkeypatch):
     """The run's deadline (`warpweave.limits`) is checked at every scheduling step: past it,
     the heuristic answers at once with no schedule and says why, even within one I."""
-    from warpweave import limits
     from warpweave.core import ims
     m = scale_graph(300, 1)
     whole = heuristic_schedule(m)
     assert whole.schedule is not None and whole.steps >= 300 and not whole.stopped
-
-    class Deadline:  # the run's deadline passing after 100 scheduling steps
-        steps = 0
-
-        def check(self):
-            self.steps += 1
-            if self.steps > 100:
-                raise limits.TimeUp(1.0)
-
-    monkeypatch.setattr(ims, "limits", Deadline())
+    monkeypatch.setattr(ims, "limits", DeadlineAfter(100, 1.0))
     r = heuristic_schedule(m)
     assert r.schedule is None and r.stopped and r.steps == 0
     assert r.why == f"time limit of 1 s reached while trying I={whole.schedule.I}"
@@ -277,21 +281,11 @@ def test_the_heuristic_command_exits_3_when_the_time_limit_stops_it(tmp_path, mo
                                                                     capsys):
     """Stopped by the run's deadline before it found a schedule: a limit (3), not "none
     found" (1), and the reason printed."""
-    from warpweave import limits
     from warpweave.core import ims
-
-    class Deadline:  # the run's deadline passing after 20 scheduling steps
-        steps = 0
-
-        def check(self):
-            self.steps += 1
-            if self.steps > 20:
-                raise limits.TimeUp(5.0)
-
     path = tmp_path / "m.json"
     path.write_text(json.dumps(scale_graph_doc(300, 1)))
     assert main(["heuristic", str(path), "-q"]) == 0
-    monkeypatch.setattr(ims, "limits", Deadline())
+    monkeypatch.setattr(ims, "limits", DeadlineAfter(20, 5.0))
     assert main(["heuristic", str(path), "--time-limit", "5"]) == 3
     out = capsys.readouterr().out
     assert "time limit of 5 s reached while trying I=" in out and "no schedule found" in out

@@ -78,7 +78,7 @@ class View:
         self.T = (S - 1) * I + self.L
         self.problem = Problem(f"{model.name}/I={I}/S={S}/{self.name}")
         self._aux: dict[tuple, LitOrConst] = {}
-        self._pairs: dict[tuple[LitOrConst, LitOrConst], LitOrConst] = {}
+        self._implied: dict[tuple[LitOrConst, ...], LitOrConst] = {}  # implied_by, as asked
         self._on = {(op.name, g.name): self.problem.bool(f"on[{op.name},{g.name}]")
                     for op in model.ops for g in model.machine.warp_groups}
         for op in model.ops:  # A is a function: structural, not a rule one may drop
@@ -243,7 +243,7 @@ class View:
                 for w, x, cond in entries:
                     if issuer is not None:
                         cond = self.same_group(x.op, issuer)
-                    lit = self._live_and(self.live_when(x, point), cond)
+                    lit = self.implied_by([self.live_when(x, point), cond])
                     if lit is not False:
                         terms.append((w, lit))
                 when = True if issuer is None else self.on(issuer, group)
@@ -253,14 +253,6 @@ class View:
                 if key not in stated and (extra or sum(w for w, _ in terms) > rhs):
                     stated.add(key)
                     self.problem.add_implies(when, terms + extra, "<=", rhs)
-
-    def _live_and(self, live: LitOrConst, cond: LitOrConst) -> LitOrConst:
-        """`implied_by([live, cond])`, cached per pair of literals: every group's limit asks
-        the same pairs again, and `implied_by`'s own cache key costs more to build."""
-        key = (live, cond)
-        if key not in self._pairs:
-            self._pairs[key] = self.implied_by([live, cond])
-        return self._pairs[key]
 
     def issuer(self, point) -> str | None:
         """The op that issues at `point` (one of `live_points`), or None: a point that is no
@@ -287,7 +279,12 @@ class View:
     def implied_by(self, lits: Sequence[LitOrConst]) -> LitOrConst:
         """A literal that is true when every one of `lits` is (constants folded; cached): the
         one direction of `conj` that a term of a sum bounded from above needs (the solver may
-        set it true otherwise, which only makes the sum larger)."""
+        set it true otherwise, which only makes the sum larger).  Also cached as asked (the
+        literals in their order): every group's limit asks the same lists again, and the
+        canonical key costs more to build than the lookup."""
+        asked = tuple(lits)
+        if asked in self._implied:
+            return self._implied[asked]
         if any(x is False for x in lits):
             return False
         xs = tuple(dict.fromkeys(x for x in lits if x is not True))
@@ -298,6 +295,7 @@ class View:
             a = self.problem.bool(f"implied{len(self._aux)}")
             self.problem.add_clause([a, *(neg(x) for x in xs)])
             self._aux[key] = a
+        self._implied[asked] = self._aux[key]
         return self._aux[key]
 
     def conj(self, lits: Sequence[LitOrConst]) -> LitOrConst:
